@@ -1,0 +1,4 @@
+"""``python -m odtk`` runs the command line."""
+from odtk.cli import main
+
+main()

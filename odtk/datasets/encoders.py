@@ -1,0 +1,178 @@
+"""Encoding raw feature columns into the 0/1 or [0, 1] matrices the formulations use."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.exceptions import NotFittedError
+
+from odtk.datasets.adapters import Dataset, infer_kinds
+from odtk.exceptions import ConfigError, DataError
+
+MODES = ("binary", "scaled")
+THRESHOLDS = ("midpoints", "quantiles")
+DEFAULT_QUANTILES = 10
+
+
+def _frame(data: Dataset | pd.DataFrame) -> pd.DataFrame:
+    if isinstance(data, Dataset):
+        return data.features
+    if isinstance(data, pd.DataFrame):
+        return data.rename(columns=str)
+    raise DataError(f"Expected a Dataset or a DataFrame, got {type(data).__name__}.")
+
+
+def _column(frame: pd.DataFrame, name: str) -> pd.Series:
+    if name not in frame.columns:
+        raise DataError(f"Column {name!r} used in training is missing from the data; "
+                        "pass the same feature columns as in training.")
+    column = frame[name]
+    missing = int(column.isna().sum())
+    if missing:
+        raise DataError(f"Column {name!r} has missing values in {missing} rows; drop or impute them first.")
+    return column
+
+
+def _numbers(column: pd.Series) -> np.ndarray:
+    try:
+        return pd.to_numeric(column).to_numpy(dtype=float)
+    except (TypeError, ValueError):
+        raise DataError(f"Column {column.name!r} must be numeric as in training but has non-numeric "
+                        "values; convert or drop them.") from None
+
+
+def _categories(column: pd.Series) -> list:
+    values = column.unique().tolist()
+    try:
+        return sorted(values)
+    except TypeError:
+        return sorted(values, key=repr)
+
+
+class FeatureEncoder:
+    """Scikit-learn-style encoder of raw features (fit on training data only).
+
+    ``mode="binary"``: binary columns pass through; a numeric column becomes one 0/1
+    column ``x <= t`` per threshold; a categorical column is one-hot encoded.
+    Thresholds are the midpoints between consecutive distinct training values
+    (``thresholds="midpoints"``, at most ``max_thresholds`` evenly spaced ones if
+    given) or the midpoints nearest to ``max_thresholds`` (default 10) evenly
+    spaced quantiles of the training values (``thresholds="quantiles"``).
+    ``mode="scaled"``: numeric columns are min-max scaled to [0, 1] on the
+    training data (new data clipped; a constant column maps to 0); binary
+    columns pass through; categorical columns are one-hot encoded.
+
+    A category not seen in training encodes as an all-zero row of its one-hot group.
+
+    Fitted attributes: ``columns_`` (encoded column names), ``groups_`` (feature →
+    indices of its encoded columns), ``kinds_`` (feature → kind) and ``params_``
+    (feature → thresholds, categories or ``[min, max]``).
+    """
+
+    def __init__(self, mode: str = "binary", thresholds: str = "midpoints", max_thresholds: int | None = None):
+        if mode not in MODES:
+            raise ConfigError(f"Unknown encoder mode {mode!r}; use one of {', '.join(MODES)}.")
+        if thresholds not in THRESHOLDS:
+            raise ConfigError(f"Unknown thresholds {thresholds!r}; use one of {', '.join(THRESHOLDS)}.")
+        if max_thresholds is not None and (not isinstance(max_thresholds, (int, np.integer)) or max_thresholds < 1):
+            raise ConfigError(f"max_thresholds must be a positive integer or None, got {max_thresholds!r}.")
+        self.mode = mode
+        self.thresholds = thresholds
+        self.max_thresholds = None if max_thresholds is None else int(max_thresholds)
+
+    def fit(self, data: Dataset | pd.DataFrame, kinds: dict[str, str] | None = None) -> FeatureEncoder:
+        """Learn thresholds, categories and ranges; DataFrame kinds are inferred when not given."""
+        frame = _frame(data)
+        if isinstance(data, Dataset):
+            kinds = data.kinds
+        kinds = {str(k): v for k, v in (kinds or infer_kinds(frame)).items()}
+        if len(frame) == 0:
+            raise DataError("Cannot fit the encoder on data without rows.")
+        self.kinds_ = kinds
+        self.params_ = {name: self._fit_column(_column(frame, name), kind) for name, kind in kinds.items()}
+        self._layout()
+        return self
+
+    def _fit_column(self, column: pd.Series, kind: str) -> list:
+        if kind == "categorical":
+            return _categories(column)
+        if kind == "binary":
+            return []
+        if kind != "numeric":
+            raise DataError(f"Unknown kind {kind!r} for column {column.name!r}; use binary, numeric or categorical.")
+        values = _numbers(column)
+        if self.mode == "scaled":
+            return [float(values.min()), float(values.max())]
+        return self._thresholds(values)
+
+    def _thresholds(self, values: np.ndarray) -> list[float]:
+        distinct = np.unique(values)
+        mids = (distinct[:-1] + distinct[1:]) / 2
+        cap = self.max_thresholds if self.thresholds == "midpoints" else self.max_thresholds or DEFAULT_QUANTILES
+        if cap is None or len(mids) <= cap:
+            return mids.tolist()
+        if self.thresholds == "midpoints":
+            picks = np.arange(1, cap + 1) * len(mids) // (cap + 1)
+        else:
+            targets = np.quantile(values, np.arange(1, cap + 1) / (cap + 1))
+            picks = np.abs(mids[None, :] - targets[:, None]).argmin(axis=1)
+        return mids[np.unique(picks)].tolist()
+
+    def _labels(self, name: str, kind: str, params: list) -> list[str]:
+        if kind == "binary" or (kind == "numeric" and self.mode == "scaled"):
+            return [name]
+        if kind == "categorical":
+            return [f"{name}={value}" for value in params]
+        short = [f"{name}<={t:.6g}" for t in params]
+        return short if len(set(short)) == len(short) else [f"{name}<={t!r}" for t in params]
+
+    def _layout(self) -> None:
+        self.columns_: list[str] = []
+        self.groups_: dict[str, list[int]] = {}
+        for name, kind in self.kinds_.items():
+            labels = self._labels(name, kind, self.params_[name])
+            self.groups_[name] = list(range(len(self.columns_), len(self.columns_) + len(labels)))
+            self.columns_ += labels
+
+    def transform(self, data: Dataset | pd.DataFrame) -> np.ndarray:
+        """Encode rows: int8 0/1 in binary mode, float64 in [0, 1] in scaled mode."""
+        if not hasattr(self, "kinds_"):
+            raise NotFittedError("This FeatureEncoder is not fitted yet; call fit() first.")
+        frame = _frame(data)
+        blocks = [self._encode(_column(frame, name), kind, self.params_[name]) for name, kind in self.kinds_.items()]
+        dtype = np.int8 if self.mode == "binary" else np.float64
+        return np.hstack(blocks).astype(dtype) if blocks else np.empty((len(frame), 0), dtype)
+
+    def _encode(self, column: pd.Series, kind: str, params: list) -> np.ndarray:
+        if kind == "categorical":
+            return column.to_numpy(dtype=object)[:, None] == np.array(params, dtype=object)[None, :]
+        values = _numbers(column)[:, None]
+        if kind == "binary":
+            if not np.isin(values, (0, 1)).all():
+                raise DataError(f"Column {column.name!r} was binary (0/1) in training but has other values.")
+            return values
+        if self.mode == "binary":
+            return values <= np.array(params)[None, :]
+        low, high = params
+        return np.clip((values - low) / (high - low), 0.0, 1.0) if high > low else np.zeros_like(values)
+
+    def fit_transform(self, data: Dataset | pd.DataFrame, kinds: dict[str, str] | None = None) -> np.ndarray:
+        """``fit`` then ``transform`` the same data."""
+        return self.fit(data, kinds).transform(data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable description of the fitted encoder."""
+        if not hasattr(self, "kinds_"):
+            raise NotFittedError("This FeatureEncoder is not fitted yet; call fit() first.")
+        return {"mode": self.mode, "thresholds": self.thresholds, "max_thresholds": self.max_thresholds,
+                "kinds": dict(self.kinds_), "params": {name: list(p) for name, p in self.params_.items()}}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FeatureEncoder:
+        """Rebuild a fitted encoder from :meth:`to_dict` output."""
+        encoder = cls(data["mode"], data["thresholds"], data["max_thresholds"])
+        encoder.kinds_ = {str(name): str(kind) for name, kind in data["kinds"].items()}
+        encoder.params_ = {name: list(data["params"][name]) for name in encoder.kinds_}
+        encoder._layout()
+        return encoder

@@ -1,0 +1,227 @@
+"""Learned trees and diagrams: prediction, text/DOT export, JSON files.
+
+A :class:`DecisionGraph` wraps the ``networkx.DiGraph`` a formulation decodes.
+Node attributes: ``feature`` (index of the encoded binary column tested: the
+sample follows the arc whose ``outcome`` equals ``x[feature] == 1``) or
+``label`` (index of the predicted class). A tree is the special case where
+every node has one parent; diagrams may merge paths.
+
+A :class:`TrainedModel` adds what prediction on raw data needs (the fitted
+feature encoder and the original class labels) and is what ``--output`` saves.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+
+from odtk.datasets import FeatureEncoder
+from odtk.exceptions import DataError, ModelFileError
+
+FILE_FORMAT = "odtk-model"
+FILE_VERSION = 1
+
+
+class DecisionGraph:
+    """A decoded tree or diagram over encoded binary features."""
+
+    def __init__(self, graph: nx.DiGraph, feature_names: list[str], class_names: list[str]):
+        roots = [n for n in graph if graph.in_degree(n) == 0]
+        if len(roots) != 1 or not nx.is_directed_acyclic_graph(graph):
+            raise ModelFileError("A decision graph needs exactly one root and no cycles.")
+        for node, attrs in graph.nodes(data=True):
+            if ("feature" in attrs) == ("label" in attrs):
+                raise ModelFileError(f"Node {node} must carry either a feature test or a label.")
+            if "feature" in attrs and sorted(d["outcome"] for *_, d in graph.out_edges(node, data=True)) != [False, True]:
+                raise ModelFileError(f"Node {node} tests a feature but lacks its two outgoing arcs.")
+        self.graph = graph
+        self.root = roots[0]
+        self.feature_names = list(feature_names)
+        self.class_names = list(class_names)
+
+    @property
+    def n_splits(self) -> int:
+        """Number of nodes that test a feature."""
+        return sum(1 for _, a in self.graph.nodes(data=True) if "feature" in a)
+
+    @property
+    def depth(self) -> int:
+        """Length of the longest root-to-leaf path."""
+        return nx.dag_longest_path_length(self.graph)
+
+    def predict_index(self, X: np.ndarray) -> np.ndarray:
+        """Class index for every row of the encoded matrix ``X``."""
+        X = np.asarray(X)
+        if X.ndim != 2 or X.shape[1] != len(self.feature_names):
+            raise DataError(f"Expected {len(self.feature_names)} encoded columns, got shape {X.shape}.")
+        at = {self.root: np.arange(X.shape[0])}
+        prediction = np.full(X.shape[0], -1, dtype=int)
+        for node in nx.topological_sort(self.graph):
+            rows = at.pop(node, None)
+            if rows is None:
+                continue
+            attrs = self.graph.nodes[node]
+            if "label" in attrs:
+                prediction[rows] = attrs["label"]
+                continue
+            goes_true = X[rows, attrs["feature"]] > 0.5
+            for _, child, data in self.graph.out_edges(node, data=True):
+                chosen = rows[goes_true == data["outcome"]]
+                at[child] = np.concatenate([at[child], chosen]) if child in at else chosen
+        return prediction
+
+    def to_text(self) -> str:
+        """Indented rendering; in a diagram a node reached again is referred to by id."""
+        expanded: set = set()
+
+        def describe(node) -> str:
+            attrs = self.graph.nodes[node]
+            if "label" in attrs:
+                return f"predict {self.class_names[attrs['label']]}  [node {node}]"
+            if node in expanded:
+                return f"go to node {node} (above)"
+            return f"[node {node}] {self.feature_names[attrs['feature']]} ?"
+
+        def walk(node, indent: str) -> list[str]:
+            if "feature" not in self.graph.nodes[node] or node in expanded:
+                return []
+            expanded.add(node)
+            lines = []
+            arcs = sorted(self.graph.out_edges(node, data=True), key=lambda e: e[2]["outcome"])
+            for k, (_, child, data) in enumerate(arcs):
+                last = k == len(arcs) - 1
+                answer = "yes: " if data["outcome"] else "no:  "
+                lines.append(f"{indent}{'└─ ' if last else '├─ '}{answer}{describe(child)}")
+                lines += walk(child, indent + ("   " if last else "│  "))
+            return lines
+
+        return "\n".join([describe(self.root), *walk(self.root, "")])
+
+    def to_dot(self) -> str:
+        """Graphviz DOT source."""
+        out = ["digraph odtk {", "  node [shape=box];"]
+        for node, attrs in self.graph.nodes(data=True):
+            text = (f"predict {self.class_names[attrs['label']]}" if "label" in attrs
+                    else f"{self.feature_names[attrs['feature']]} ?")
+            out.append(f'  n{node} [label="{text}"];')
+        for u, v, data in self.graph.edges(data=True):
+            out.append(f'  n{u} -> n{v} [label="{"yes" if data["outcome"] else "no"}"];')
+        out.append("}")
+        return "\n".join(out)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "nodes": [{"id": int(n), **{k: int(v) for k, v in a.items()}}
+                      for n, a in self.graph.nodes(data=True)],
+            "arcs": [{"from": int(u), "to": int(v), "outcome": bool(d["outcome"])}
+                     for u, v, d in self.graph.edges(data=True)],
+            "feature_names": self.feature_names,
+            "class_names": self.class_names,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "DecisionGraph":
+        graph = nx.DiGraph()
+        for node in data["nodes"]:
+            graph.add_node(node["id"], **{k: v for k, v in node.items() if k != "id"})
+        for arc in data["arcs"]:
+            graph.add_edge(arc["from"], arc["to"], outcome=arc["outcome"])
+        return cls(graph, data["feature_names"], data["class_names"])
+
+
+def _plain(value: Any) -> Any:
+    """numpy scalars → Python scalars, so labels serialise to JSON."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+@dataclass
+class TrainedModel:
+    """A decision graph with its encoder and labels: predicts on raw data, saves to JSON."""
+
+    graph: DecisionGraph
+    encoder: FeatureEncoder
+    classes: list
+    method: str
+    target: str = "target"
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    def predict(self, features: pd.DataFrame) -> np.ndarray:
+        """Original class labels for raw feature rows (columns as in training)."""
+        index = self.graph.predict_index(self.encoder.transform(features))
+        return np.asarray(self.classes, dtype=object)[index]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FILE_FORMAT,
+            "version": FILE_VERSION,
+            "method": self.method,
+            "target": self.target,
+            "classes": [_plain(c) for c in self.classes],
+            "encoder": self.encoder.to_dict(),
+            "graph": self.graph.to_dict(),
+            "summary": self.summary,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> "TrainedModel":
+        if not isinstance(data, dict) or data.get("format") != FILE_FORMAT:
+            raise ModelFileError("This is not an odtk model file (no 'format: odtk-model').")
+        if data.get("version") != FILE_VERSION:
+            raise ModelFileError(
+                f"Model file version {data.get('version')!r} is not supported (this odtk reads "
+                f"version {FILE_VERSION}); re-train the model with this odtk.")
+        try:
+            graph = DecisionGraph.from_dict(data["graph"])
+            encoder = FeatureEncoder.from_dict(data["encoder"])
+            model = cls(graph, encoder, list(data["classes"]), str(data["method"]),
+                        str(data["target"]), dict(data.get("summary", {})))
+        except ModelFileError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise ModelFileError(f"The model file is damaged or edited ({type(exc).__name__}: {exc}).") from None
+        if len(model.classes) != len(graph.class_names) or len(encoder.columns_) != len(graph.feature_names):
+            raise ModelFileError("The model file is inconsistent: classes or encoded columns do not match the graph.")
+        return model
+
+    def save(self, path: str | os.PathLike, force: bool = False) -> None:
+        """Write JSON atomically; refuse to overwrite an existing file unless ``force``."""
+        write_text_atomic(path, json.dumps(self.to_dict(), indent=1), force=force)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "TrainedModel":
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ModelFileError(f"Model file {path} does not exist.") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ModelFileError(f"Cannot read model file {path}: {exc}.") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ModelFileError(f"Model file {path} is not valid JSON (truncated?): {exc.msg} "
+                                 f"at line {exc.lineno}.") from None
+        return cls.from_dict(data)
+
+
+def write_text_atomic(path: str | os.PathLike, text: str, force: bool = False) -> None:
+    """Write ``text`` to ``path`` via a temporary file; never silently overwrite."""
+    path = Path(path)
+    if path.exists() and not force:
+        raise DataError(f"{path} already exists; choose another name or pass --force to overwrite it.")
+    if not path.parent.is_dir():
+        raise DataError(f"Folder {path.parent} does not exist; create it first.")
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

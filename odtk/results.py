@@ -1,0 +1,69 @@
+"""The one result object every odtk method returns."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from odtk.models import TrainedModel
+from odtk.solvers import ModelSize
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """Outcome of one solve, with the verified decoded model.
+
+    ``termination`` is one of ``optimal``, ``time_limit``, ``infeasible``,
+    ``interrupted``, ``error``. ``objective`` is the incumbent's value in the
+    formulation's own terms (re-computed from the decoded model and checked
+    against the solver), ``bound`` the solver's best bound, ``gap`` their
+    relative difference. Times are in seconds: ``build_time`` (Pyomo instance),
+    ``handoff_time`` (compiling and passing it to the solver), ``solve_time``,
+    ``wall_time`` (all of it).
+    """
+
+    method: str
+    solver: str
+    solver_version: str
+    termination: str
+    objective: float
+    bound: float | None
+    gap: float | None
+    build_time: float
+    handoff_time: float
+    solve_time: float
+    wall_time: float
+    size: ModelSize
+    n_samples: int
+    train_accuracy: float
+    options: dict[str, Any]
+    hyperparameters: dict[str, Any]
+    model: TrainedModel = field(repr=False)
+    message: str = ""
+
+    @property
+    def optimal(self) -> bool:
+        return self.termination == "optimal"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (the model as its file representation)."""
+        data = {k: v for k, v in asdict(self).items() if k not in ("model", "size")}
+        data["size"] = asdict(self.size)
+        data["model"] = self.model.to_dict()
+        return data
+
+    def summary(self) -> str:
+        """A few readable lines: status, objective, bound, gap, solver and times."""
+        gap = "n/a" if self.gap is None else f"{100 * self.gap:.2f}%"
+        bound = "n/a" if self.bound is None else f"{self.bound:.6g}"
+        s = self.size
+        return "\n".join([
+            f"method      {self.method}  {self.hyperparameters}",
+            f"status      {self.termination}",
+            f"objective   {self.objective:.6g}   bound {bound}   gap {gap}",
+            f"accuracy    {self.train_accuracy:.4f} on {self.n_samples} training samples",
+            f"solver      {self.solver} {self.solver_version}  options {self.options}",
+            f"model size  {s.variables} variables ({s.integer_variables} integer), "
+            f"{s.constraints} constraints, {s.nonzeros} non-zeros",
+            f"time        build {self.build_time:.2f}s  hand-off {self.handoff_time:.2f}s  "
+            f"solve {self.solve_time:.2f}s  wall {self.wall_time:.2f}s",
+        ])

@@ -1,0 +1,617 @@
+"""The solver registry and the one place where odtk hands models to solvers.
+
+``solvers.yaml`` (data) says how each solver is reached; this module probes
+availability, translates odtk's normalised options (``time_limit``, ``mip_gap``,
+``threads``, ``seed``, ``log``) to native names, and solves a Pyomo instance.
+
+Two hand-offs exist:
+
+* ``"native"`` (default, fastest): Pyomo's ``LinearStandardFormCompiler`` turns
+  the instance into sparse matrices that go straight into the solver's matrix
+  API (highspy, gurobipy, cplex); CBC reads an MPS file written by HiGHS.
+* ``"pyomo"``: the solver's own Pyomo interface (``pyomo.oneshot`` in the registry).
+
+Both load the solution back into the instance's variables, so formulations can
+decode it the same way.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.metadata
+import importlib.resources
+import logging
+import math
+import os
+import re
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import yaml
+
+from odtk.exceptions import (
+    ConfigError,
+    LicenceLimitError,
+    SolverUnavailableError,
+)
+
+log = logging.getLogger(__name__)
+
+OPTION_NAMES = ("time_limit", "mip_gap", "threads", "seed", "log")
+CAPABILITIES = ("lazy_callbacks", "warm_start", "persistent", "cutoff")
+BACKENDS = ("highspy", "gurobipy", "cplex", "cbc")
+HANDOFFS = ("native", "pyomo")
+TERMINATIONS = ("optimal", "time_limit", "infeasible", "interrupted", "error")
+_REQUIRED_KEYS = {"description", "package", "install", "backend", "pyomo", "licence",
+                  "options", "capabilities"}
+_OPTIONAL_KEYS = {"size_limit"}
+
+
+# --------------------------------------------------------------------------- registry
+@dataclass(frozen=True)
+class SolverSpec:
+    """One entry of ``solvers.yaml``."""
+
+    name: str
+    description: str
+    package: str
+    install: str
+    backend: str
+    pyomo: dict[str, str | None]
+    licence: str
+    options: dict[str, str]
+    capabilities: dict[str, bool]
+    size_limit: dict[str, int] | None = None
+
+
+def _validate_entry(name: str, entry: Any, source: str) -> SolverSpec:
+    where = f"{source}: solver {name!r}"
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where} must be a mapping of keys, got {type(entry).__name__}.")
+    missing = _REQUIRED_KEYS - entry.keys()
+    unknown = entry.keys() - _REQUIRED_KEYS - _OPTIONAL_KEYS
+    if missing or unknown:
+        raise ConfigError(
+            f"{where} has missing keys {sorted(missing)} / unknown keys {sorted(unknown)}; "
+            f"allowed: {sorted(_REQUIRED_KEYS | _OPTIONAL_KEYS)}."
+        )
+    if entry["backend"] not in BACKENDS:
+        raise ConfigError(f"{where}: backend {entry['backend']!r} is not one of {BACKENDS}.")
+    if not isinstance(entry["options"], dict) or set(entry["options"]) - set(OPTION_NAMES):
+        raise ConfigError(f"{where}: options may only name {OPTION_NAMES}.")
+    caps = entry["capabilities"]
+    if not isinstance(caps, dict) or set(caps) != set(CAPABILITIES) or not all(
+        isinstance(v, bool) for v in caps.values()
+    ):
+        raise ConfigError(f"{where}: capabilities must give true/false for each of {CAPABILITIES}.")
+    limit = entry.get("size_limit")
+    if limit is not None and (
+        not isinstance(limit, dict) or set(limit) != {"variables", "constraints"}
+        or not all(isinstance(v, int) and v > 0 for v in limit.values())
+    ):
+        raise ConfigError(f"{where}: size_limit needs positive integers 'variables' and 'constraints'.")
+    return SolverSpec(name=name, **entry)
+
+
+def load_registry(path: str | os.PathLike | None = None) -> dict[str, SolverSpec]:
+    """Read and validate a solver registry (the bundled ``solvers.yaml`` by default)."""
+    if path is None:
+        source = "solvers.yaml"
+        text = (importlib.resources.files("odtk") / "solvers.yaml").read_text()
+    else:
+        source = str(path)
+        try:
+            text = Path(path).read_text()
+        except OSError as exc:
+            raise ConfigError(f"Cannot read solver registry {source}: {exc.strerror}.") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"Solver registry {source} is not valid YAML: {str(exc).splitlines()[0]}.") from None
+    if not isinstance(raw, dict) or not raw:
+        raise ConfigError(f"Solver registry {source} must map solver names to entries.")
+    return {name: _validate_entry(name, entry, source) for name, entry in raw.items()}
+
+
+@functools.cache
+def registry() -> dict[str, SolverSpec]:
+    """The registry in use, read once: the file named by ``$ODTK_SOLVERS``, else the bundled one."""
+    return load_registry(os.environ.get("ODTK_SOLVERS") or None)
+
+
+def get_spec(name: str, specs: dict[str, SolverSpec] | None = None) -> SolverSpec:
+    """Look a solver up by name, with a helpful error for unknown names."""
+    specs = registry() if specs is None else specs
+    if name not in specs:
+        raise ConfigError(f"Unknown solver {name!r}. Known solvers: {', '.join(sorted(specs))}.")
+    return specs[name]
+
+
+# --------------------------------------------------------------------------- availability
+@dataclass(frozen=True)
+class SolverStatus:
+    """What ``odtk solvers`` prints for one solver."""
+
+    name: str
+    available: bool
+    version: str | None
+    licence: str  # "open", "full", "size-limited", or "missing"
+    detail: str
+
+
+def _cbc_binary() -> str:
+    cbcbox = importlib.import_module("cbcbox")
+    path = cbcbox.cbc_bin_path()
+    if not path or not os.access(path, os.X_OK):
+        raise FileNotFoundError("the cbcbox package has no runnable CBC binary")
+    return path
+
+
+def _over_limit_rejected(spec: SolverSpec) -> bool:
+    """True when a trivial model just over the registry's size limit is refused."""
+    n = spec.size_limit["variables"] + 1
+    if spec.backend == "gurobipy":
+        gp = importlib.import_module("gurobipy")
+        with gp.Env(params={"OutputFlag": 0}) as env, gp.Model(env=env) as model:
+            model.addVars(n)
+            try:
+                model.optimize()
+            except gp.GurobiError as exc:
+                return exc.errno == 10010
+        return False
+    cplex = importlib.import_module("cplex")
+    problem = _quiet_cplex(cplex)
+    problem.variables.add(obj=[1.0] * n)
+    try:
+        problem.solve()
+    except cplex.exceptions.CplexSolverError as exc:
+        return exc.args[2] == 1016
+    finally:
+        problem.end()
+    return False
+
+
+def _version(spec: SolverSpec) -> str:
+    if spec.backend == "cbc":
+        out = subprocess.run([_cbc_binary(), "-quit"], capture_output=True, text=True, timeout=30)
+        first = out.stdout.strip().splitlines()[0] if out.stdout.strip() else ""
+        match = re.search(r"CBC\s+(.*?)\s+[—-]", first)
+        return match.group(1) if match else importlib.metadata.version("cbcbox")
+    return importlib.metadata.version(spec.package)
+
+
+@functools.cache
+def solver_status(name: str) -> SolverStatus:
+    """Probe one solver (cached); never raises for an installed-or-not question."""
+    spec = get_spec(name)
+    try:
+        importlib.import_module(spec.package)
+        version = _version(spec)
+        licence = "open"
+        if spec.licence == "size-limited":
+            licence = "size-limited" if _over_limit_rejected(spec) else "full"
+    except Exception as exc:  # any failure to import or start means "not available"
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return SolverStatus(name, False, None, "missing", f"{reason}; install with: {spec.install}")
+    detail = spec.description
+    if licence == "size-limited":
+        limit = spec.size_limit
+        detail += f" (limit {limit['variables']} variables, {limit['constraints']} constraints)"
+    return SolverStatus(name, True, version, licence, detail)
+
+
+def available_solvers() -> list[str]:
+    """Names of the registered solvers that are installed and start."""
+    return [name for name in registry() if solver_status(name).available]
+
+
+def require_solver(name: str) -> SolverSpec:
+    """The spec of an installed solver, or a clear error saying how to install it."""
+    spec = get_spec(name)
+    status = solver_status(name)
+    if not status.available:
+        raise SolverUnavailableError(f"Solver {name!r} is not available: {status.detail}.")
+    return spec
+
+
+# --------------------------------------------------------------------------- outcome
+@dataclass(frozen=True)
+class SolverOptions:
+    """odtk's normalised solver options (``None`` = solver default)."""
+
+    time_limit: float | None = None
+    mip_gap: float | None = None
+    threads: int | None = None
+    seed: int | None = None
+    log: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("time_limit", "mip_gap"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, (int, float)) and value >= 0
+                                          and math.isfinite(value)):
+                raise ConfigError(f"{name} must be a non-negative number, got {value!r}.")
+        for name in ("threads", "seed"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                raise ConfigError(f"{name} must be a non-negative whole number, got {value!r}.")
+
+    def native(self, spec: SolverSpec) -> dict[str, Any]:
+        """The options that are set, under the solver's native names."""
+        values = {k: getattr(self, k) for k in OPTION_NAMES if k != "log"}
+        out = {spec.options[k]: v for k, v in values.items() if v is not None and k in spec.options}
+        if "log" in spec.options:
+            out[spec.options["log"]] = int(self.log)
+        return out
+
+
+@dataclass(frozen=True)
+class ModelSize:
+    """Size of the model handed to the solver."""
+
+    variables: int
+    integer_variables: int
+    constraints: int
+    nonzeros: int
+
+
+@dataclass(frozen=True)
+class SolverOutcome:
+    """What came back from one solve, before decoding."""
+
+    termination: str
+    has_solution: bool
+    objective: float | None
+    bound: float | None
+    handoff_time: float
+    solve_time: float
+    size: ModelSize
+    version: str
+    message: str = ""
+    native: dict[str, Any] = field(default_factory=dict)
+
+
+# --------------------------------------------------------------------------- standard form
+@dataclass
+class StandardForm:
+    """``max/min c·x + offset`` s.t. ``row_lower <= A x <= row_upper``, bounds, integrality."""
+
+    c: np.ndarray
+    offset: float
+    A: Any  # scipy.sparse.csc_array
+    row_lower: np.ndarray
+    row_upper: np.ndarray
+    col_lower: np.ndarray
+    col_upper: np.ndarray
+    integer: np.ndarray
+    maximize: bool
+    columns: list
+
+    @property
+    def size(self) -> ModelSize:
+        return ModelSize(len(self.c), int(self.integer.sum()), self.A.shape[0], int(self.A.nnz))
+
+
+def to_standard_form(instance) -> StandardForm:
+    """Compile a concrete Pyomo instance with Pyomo's standard-form compiler."""
+    import pyomo.environ as pyo
+    from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
+
+    repn = LinearStandardFormCompiler().write(instance, mixed_form=True, set_sense=None)
+    n_rows, n_cols = repn.A.shape
+    rhs = np.asarray(repn.rhs, dtype=float)
+    kind = np.fromiter((row.bound_type for row in repn.rows), dtype=int, count=n_rows)
+    row_lower = np.where(kind <= 0, rhs, -np.inf)  # bound_type -1: >=, 0: ==, 1: <=
+    row_upper = np.where(kind >= 0, rhs, np.inf)
+    lower = np.array([-np.inf if v.lb is None else v.lb for v in repn.columns], dtype=float)
+    upper = np.array([np.inf if v.ub is None else v.ub for v in repn.columns], dtype=float)
+    integer = np.array([v.is_integer() for v in repn.columns], dtype=bool)
+    objective = repn.objectives[0]
+    c = repn.c.toarray().ravel() if repn.c.shape[0] else np.zeros(n_cols)
+    offset = float(repn.c_offset[0]) if len(repn.c_offset) else 0.0
+    return StandardForm(c, offset, repn.A.tocsc(), row_lower, row_upper, lower, upper, integer,
+                        objective.sense == pyo.maximize, list(repn.columns))
+
+
+def _load_values(form: StandardForm, values: np.ndarray) -> None:
+    for var, value in zip(form.columns, values):
+        var.set_value(float(value), skip_validation=True)
+
+
+# --------------------------------------------------------------------------- HiGHS
+def highs_lp(form: StandardForm, minimize_only: bool = False):
+    """The standard form as a ``highspy.HighsLp`` (``minimize_only`` negates a maximisation)."""
+    import highspy
+
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = len(form.c), form.A.shape[0]
+    flip = -1.0 if (minimize_only and form.maximize) else 1.0
+    lp.col_cost_ = flip * form.c
+    lp.offset_ = flip * form.offset
+    lp.col_lower_, lp.col_upper_ = form.col_lower, form.col_upper
+    lp.row_lower_, lp.row_upper_ = form.row_lower, form.row_upper
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = form.A.indptr
+    lp.a_matrix_.index_ = form.A.indices
+    lp.a_matrix_.value_ = form.A.data
+    lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous
+                       for i in form.integer]
+    if form.maximize and not minimize_only:
+        lp.sense_ = highspy.ObjSense.kMaximize
+    return lp
+
+
+def _solve_highs(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
+    import highspy
+
+    start = time.perf_counter()
+    highs = highspy.Highs()
+    for key, value in options.native(spec).items():
+        highs.setOptionValue(key, bool(value) if key == "output_flag" else value)
+    highs.passModel(highs_lp(form))
+    handoff = time.perf_counter() - start
+    highs.run()
+    status = highs.getModelStatus()
+    info = highs.getInfo()
+    has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    termination = {
+        highspy.HighsModelStatus.kOptimal: "optimal",
+        highspy.HighsModelStatus.kTimeLimit: "time_limit",
+        highspy.HighsModelStatus.kInfeasible: "infeasible",
+        highspy.HighsModelStatus.kInterrupt: "interrupted",
+    }.get(status, "error")
+    values = np.asarray(highs.getSolution().col_value) if has_solution else None
+    bound = info.mip_dual_bound if form.integer.any() else info.objective_function_value
+    return dict(termination=termination, values=values, bound=bound, handoff=handoff,
+                message=highs.modelStatusToString(status))
+
+
+# --------------------------------------------------------------------------- Gurobi
+def _solve_gurobi(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
+    import gurobipy as gp
+
+    start = time.perf_counter()
+    with gp.Env(params={"OutputFlag": int(options.log)}) as env, gp.Model(env=env) as model:
+        for key, value in options.native(spec).items():
+            model.setParam(key, value)
+        vtype = np.where(form.integer, gp.GRB.INTEGER, gp.GRB.CONTINUOUS)
+        x = model.addMVar(len(form.c), lb=form.col_lower, ub=form.col_upper, obj=form.c, vtype=vtype)
+        model.ObjCon = form.offset
+        model.ModelSense = gp.GRB.MAXIMIZE if form.maximize else gp.GRB.MINIMIZE
+        A = form.A.tocsr()
+        equal = form.row_lower == form.row_upper
+        upper_only = np.isinf(form.row_lower)
+        sense = np.where(equal, "=", np.where(upper_only, "<", ">"))
+        rhs = np.where(upper_only, form.row_upper, form.row_lower)
+        model.addMConstr(A, x, sense, rhs)
+        handoff = time.perf_counter() - start
+        try:
+            model.optimize()
+        except gp.GurobiError as exc:
+            if exc.errno == 10010:
+                raise _licence_error(spec, form.size) from None
+            raise
+        termination = {gp.GRB.OPTIMAL: "optimal", gp.GRB.TIME_LIMIT: "time_limit",
+                       gp.GRB.INFEASIBLE: "infeasible", gp.GRB.INTERRUPTED: "interrupted",
+                       gp.GRB.INF_OR_UNBD: "infeasible"}.get(model.Status, "error")
+        values = np.asarray(x.X) if model.SolCount > 0 else None
+        bound = model.ObjBound if (model.IsMIP and values is not None) else (
+            model.ObjVal if values is not None else None)
+        return dict(termination=termination, values=values, bound=bound, handoff=handoff,
+                    message=f"Gurobi status {model.Status}")
+
+
+# --------------------------------------------------------------------------- CPLEX
+def _quiet_cplex(cplex_module, log: bool = False):
+    problem = cplex_module.Cplex()
+    if not log:
+        for setter in (problem.set_results_stream, problem.set_log_stream,
+                       problem.set_warning_stream, problem.set_error_stream):
+            setter(None)
+    return problem
+
+
+def _set_cplex_parameter(problem, dotted: str, value: Any) -> None:
+    target = problem.parameters
+    for part in dotted.split("."):
+        target = getattr(target, part)
+    target.set(value)
+
+
+def _solve_cplex(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
+    import cplex
+
+    start = time.perf_counter()
+    problem = _quiet_cplex(cplex, options.log)
+    try:
+        for key, value in options.native(spec).items():
+            _set_cplex_parameter(problem, key, value)
+        inf = cplex.infinity
+        problem.variables.add(
+            obj=form.c.tolist(),
+            lb=np.maximum(form.col_lower, -inf).tolist(),
+            ub=np.minimum(form.col_upper, inf).tolist(),
+            types="".join("I" if i else "C" for i in form.integer),
+        )
+        problem.objective.set_offset(form.offset)
+        problem.objective.set_sense(problem.objective.sense.maximize if form.maximize
+                                    else problem.objective.sense.minimize)
+        A = form.A.tocsr()
+        rows = [cplex.SparsePair(A.indices[A.indptr[r]:A.indptr[r + 1]].tolist(),
+                                 A.data[A.indptr[r]:A.indptr[r + 1]].tolist())
+                for r in range(A.shape[0])]
+        equal = form.row_lower == form.row_upper
+        upper_only = np.isinf(form.row_lower)
+        senses = "".join(np.where(equal, "E", np.where(upper_only, "L", "G")))
+        rhs = np.where(upper_only, form.row_upper, form.row_lower).tolist()
+        problem.linear_constraints.add(lin_expr=rows, senses=senses, rhs=rhs)
+        handoff = time.perf_counter() - start
+        try:
+            problem.solve()
+        except cplex.exceptions.CplexSolverError as exc:
+            if exc.args[2] == 1016:
+                raise _licence_error(spec, form.size) from None
+            raise
+        return _cplex_outcome(problem, form, handoff)
+    finally:
+        problem.end()
+
+
+def _cplex_outcome(problem, form: StandardForm, handoff: float) -> dict:
+    solution = problem.solution
+    status = solution.get_status()
+    codes = solution.status
+    optimal = {codes.MIP_optimal, codes.optimal_tolerance, codes.optimal}
+    timed_out = {codes.MIP_time_limit_feasible, codes.MIP_time_limit_infeasible,
+                 codes.abort_time_limit}
+    infeasible = {codes.MIP_infeasible, codes.infeasible, codes.MIP_infeasible_or_unbounded}
+    termination = ("optimal" if status in optimal else "time_limit" if status in timed_out
+                   else "infeasible" if status in infeasible else "error")
+    has_solution = solution.is_primal_feasible()
+    values = np.asarray(solution.get_values()) if has_solution else None
+    bound = None
+    if has_solution:
+        bound = solution.MIP.get_best_objective() if form.integer.any() else solution.get_objective_value()
+    return dict(termination=termination, values=values, bound=bound, handoff=handoff,
+                message=solution.get_status_string(status))
+
+
+# --------------------------------------------------------------------------- CBC
+_CBC_STATUS = {"Optimal": "optimal", "Stopped on time": "time_limit", "Infeasible": "infeasible",
+               "Integer infeasible": "infeasible", "Stopped on ctrl-c": "interrupted"}
+
+
+def _solve_cbc(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
+    import highspy
+
+    binary = _cbc_binary()
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="odtk-cbc-") as tmp:
+        mps, sol = Path(tmp, "model.mps"), Path(tmp, "model.sol")
+        writer = highspy.Highs()
+        writer.setOptionValue("output_flag", False)
+        writer.passModel(highs_lp(form, minimize_only=True))  # CBC reads MPS as minimisation
+        writer.writeModel(str(mps))
+        handoff = time.perf_counter() - start
+        args = [binary, str(mps)]
+        for key, value in options.native(spec).items():
+            args += [f"-{key}", str(value)]
+        args += ["-solve", "-solu", str(sol)]
+        run = subprocess.run(args, capture_output=True, text=True)
+        if options.log:
+            log.info(run.stdout)
+        if run.returncode != 0 or not sol.exists():
+            tail = (run.stderr or run.stdout).strip().splitlines()[-1:] or ["no output"]
+            return dict(termination="error", values=None, bound=None, handoff=handoff,
+                        message=f"CBC exited with code {run.returncode}: {tail[0]}")
+        return _cbc_outcome(sol.read_text(), run.stdout, form, handoff)
+
+
+def _cbc_outcome(solution: str, stdout: str, form: StandardForm, handoff: float) -> dict:
+    lines = solution.splitlines()
+    head = lines[0] if lines else ""
+    state = head.split(" - ")[0].strip()
+    termination = next((v for k, v in _CBC_STATUS.items() if state.startswith(k)), "error")
+    sign = -1.0 if form.maximize else 1.0
+    values = None
+    if "objective value" in head and termination in ("optimal", "time_limit", "interrupted"):
+        values = np.zeros(len(form.c))
+        for line in lines[1:]:
+            parts = line.split()
+            if len(parts) >= 3 and parts[0].isdigit():
+                values[int(parts[0])] = float(parts[2])
+    bound_match = re.search(r"Lower bound:\s*(\S+)", stdout)
+    bound = None
+    if termination == "optimal" and values is not None:
+        bound = float(form.c @ values + form.offset)
+    elif bound_match:
+        bound = sign * float(bound_match.group(1)) + form.offset
+    return dict(termination=termination, values=values, bound=bound, handoff=handoff, message=head)
+
+
+_NATIVE: dict[str, Callable[[StandardForm, SolverSpec, SolverOptions], dict]] = {
+    "highspy": _solve_highs, "gurobipy": _solve_gurobi, "cplex": _solve_cplex, "cbc": _solve_cbc,
+}
+
+
+# --------------------------------------------------------------------------- Pyomo hand-off
+def _solve_pyomo(instance, form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
+    import pyomo.environ as pyo
+    from pyomo.opt import TerminationCondition as TC
+
+    start = time.perf_counter()
+    kwargs = {"executable": _cbc_binary()} if spec.backend == "cbc" else {}
+    solver = pyo.SolverFactory(spec.pyomo["oneshot"], **kwargs)
+    for key, value in options.native(spec).items():
+        if key not in ("output_flag", "OutputFlag", "log", "mip.display"):
+            solver.options[key.replace(".", "_")] = value
+    results = solver.solve(instance, load_solutions=False, tee=options.log)
+    elapsed = time.perf_counter() - start
+    condition = results.solver.termination_condition
+    termination = {TC.optimal: "optimal", TC.maxTimeLimit: "time_limit",
+                   TC.infeasible: "infeasible", TC.userInterrupt: "interrupted"}.get(condition, "error")
+    has_solution = len(results.solution) > 0
+    if has_solution:
+        instance.solutions.load_from(results)
+    problem = results.problem
+    bound = problem.upper_bound if form.maximize else problem.lower_bound
+    bound = float(bound) if bound is not None and math.isfinite(float(bound)) else None
+    values = np.array([v.value if v.value is not None else 0.0 for v in form.columns]) if has_solution else None
+    return dict(termination=termination, values=values, bound=bound, handoff=elapsed,
+                message=str(condition), solve_inside_handoff=True)
+
+
+# --------------------------------------------------------------------------- entry point
+def _licence_error(spec: SolverSpec, size: ModelSize) -> LicenceLimitError:
+    limit = spec.size_limit or {}
+    return LicenceLimitError(
+        f"The model has {size.variables} variables and {size.constraints} constraints, over the "
+        f"{spec.name} size-limited licence's limit of {limit.get('variables')} variables and "
+        f"{limit.get('constraints')} constraints; use a smaller instance (fewer samples or depth), "
+        f"a full {spec.name} licence, or another solver (e.g. --solver highs)."
+    )
+
+
+def check_licence(spec: SolverSpec, size: ModelSize) -> None:
+    """Raise a one-line error when the model exceeds a size-limited licence."""
+    if solver_status(spec.name).licence != "size-limited" or not spec.size_limit:
+        return
+    if size.variables > spec.size_limit["variables"] or size.constraints > spec.size_limit["constraints"]:
+        raise _licence_error(spec, size)
+
+
+def solve_instance(instance, solver: str, options: SolverOptions | None = None,
+                   handoff: str = "native") -> SolverOutcome:
+    """Solve a concrete Pyomo instance; the solution (if any) is loaded into its variables."""
+    options = options or SolverOptions()
+    if handoff not in HANDOFFS:
+        raise ConfigError(f"Unknown hand-off {handoff!r}; choose one of {', '.join(HANDOFFS)}.")
+    spec = require_solver(solver)
+    start = time.perf_counter()
+    form = to_standard_form(instance)
+    compile_time = time.perf_counter() - start
+    check_licence(spec, form.size)
+    start = time.perf_counter()
+    if handoff == "pyomo":
+        raw = _solve_pyomo(instance, form, spec, options)
+    else:
+        raw = _NATIVE[spec.backend](form, spec, options)
+    total = time.perf_counter() - start
+    values = raw["values"]
+    objective = None
+    if values is not None:
+        _load_values(form, values)
+        objective = float(form.c @ values + form.offset)
+    handoff_time = compile_time + (0.0 if raw.get("solve_inside_handoff") else raw["handoff"])
+    solve_time = total - (0.0 if raw.get("solve_inside_handoff") else raw["handoff"])
+    return SolverOutcome(
+        termination=raw["termination"], has_solution=values is not None, objective=objective,
+        bound=raw["bound"], handoff_time=handoff_time, solve_time=solve_time, size=form.size,
+        version=solver_status(solver).version or "", message=raw["message"],
+        native=options.native(spec),
+    )

@@ -1,0 +1,21 @@
+"""Shared fixtures: every registered solver, skipped with the reason when missing."""
+from __future__ import annotations
+
+import pytest
+
+from odtk.solvers import registry, solver_status
+
+
+def _solver_params() -> list:
+    params = []
+    for name in registry():
+        status = solver_status(name)
+        marks = [] if status.available else [pytest.mark.skip(reason=f"{name} not installed: {status.detail}")]
+        params.append(pytest.param(name, marks=marks, id=name))
+    return params
+
+
+@pytest.fixture(params=_solver_params())
+def solver(request) -> str:
+    """Name of an installed solver (one test per registered solver)."""
+    return request.param

@@ -1,0 +1,142 @@
+"""The command line: real solves, saved models, and one-line errors for bad input."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from odtk.cli import main
+from odtk.datasets import load_dataset
+
+
+def odtk(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run ``python -m odtk`` as a user would."""
+    return subprocess.run([sys.executable, "-m", "odtk", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=300)
+
+
+def assert_one_line_error(run, *words: str) -> None:
+    assert run.returncode == 1, run.stdout + run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr
+    assert lines[0].startswith("odtk: error: ")
+    assert "Traceback" not in run.stderr
+    for word in words:
+        assert word in lines[0]
+
+
+@pytest.fixture(scope="module")
+def monk_csv(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("data") / "monk.csv"
+    load_dataset("flowoct/monk1-categorical").features.assign(
+        target=load_dataset("flowoct/monk1-categorical").target).iloc[:40].to_csv(path, index=False)
+    return path
+
+
+def test_solve_save_and_predict_reproduce_training_predictions(tmp_path, monk_csv):
+    model = tmp_path / "m.json"
+    run = odtk("solve", "--model", "flowoct", "--csv", str(monk_csv), "--target", "target",
+               "--depth", "2", "--output", str(model))
+    assert run.returncode == 0, run.stderr
+    assert "status      optimal" in run.stdout and "predict" in run.stdout
+    saved = json.loads(model.read_text())
+    assert saved["format"] == "odtk-model"
+    accuracy = float(run.stdout.split("accuracy")[1].split()[0])
+
+    predictions = tmp_path / "p.csv"
+    run = odtk("predict", "--model-file", str(model), "--csv", str(monk_csv), "--output", str(predictions))
+    assert run.returncode == 0, run.stderr
+    frame = pd.read_csv(predictions)
+    assert (frame["prediction"] == frame["target"]).mean() == pytest.approx(accuracy, abs=1e-4)
+    assert f"accuracy {accuracy:.4f}" in run.stderr
+
+
+def test_predictions_equal_the_in_memory_model(tmp_path, monk_csv):
+    import odtk as api
+    from odtk.datasets import from_csv
+    from odtk.models import TrainedModel
+
+    data = from_csv(monk_csv, "target")
+    result = api.solve("flowoct", data, depth=2)
+    result.model.save(tmp_path / "m.json")
+    loaded = TrainedModel.load(tmp_path / "m.json")
+    assert list(loaded.predict(data.features)) == list(result.model.predict(data.features))
+    run = odtk("predict", "--model-file", str(tmp_path / "m.json"), "--csv", str(monk_csv))
+    assert run.stdout.split() == [str(v) for v in result.model.predict(data.features)]
+
+
+def test_output_is_never_overwritten_without_force(tmp_path):
+    target = tmp_path / "m.json"
+    target.write_text("precious")
+    run = odtk("solve", "--model", "flowoct", "--dataset", "flowoct/monk1", "--depth", "1",
+               "--output", str(target))
+    assert_one_line_error(run, "already exists", "--force")
+    assert target.read_text() == "precious"
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--model", "nope", "--dataset", "flowoct/monk1", "--depth", "1"], ["Unknown model 'nope'", "flowoct"]),
+    (["--model", "flowoct", "--dataset", "flowoct/monk1", "--depth", "1", "--solver", "cplexx"],
+     ["Unknown solver 'cplexx'", "highs"]),
+    (["--model", "flowoct", "--dataset", "no-such-set", "--depth", "1"], ["Unknown dataset", "odtk datasets"]),
+    (["--model", "flowoct", "--dataset", "flowoct/monk1", "--depth", "-1"], ["depth"]),
+    (["--model", "flowoct", "--dataset", "flowoct/monk1"], ["needs a tree depth"]),
+    (["--model", "flowoct", "--dataset", "flowoct/monk1", "--depth", "1", "--lambda", "2"], ["lam"]),
+    (["--model", "flowoct", "--depth", "1"], ["--dataset", "--csv"]),
+    (["--model", "flowoct", "--dataset", "flowoct/monk1", "--depth", "1", "--time-limit", "-3"],
+     ["time_limit"]),
+])
+def test_bad_solve_arguments(args, words):
+    assert_one_line_error(odtk("solve", *args), *words)
+
+
+def test_bad_csv_inputs(tmp_path):
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("a,b,target\n1,0,1\n1,0,1,5,6\n0,1,0\n")
+    assert_one_line_error(odtk("solve", "--model", "flowoct", "--csv", str(ragged), "--target", "target",
+                               "--depth", "1"), "ragged.csv")
+    good = tmp_path / "good.csv"
+    good.write_text("a,b,target\n1,0,1\n0,1,0\n1,1,0\n")
+    assert_one_line_error(odtk("solve", "--model", "flowoct", "--csv", str(good), "--target", "label",
+                               "--depth", "1"), "label")
+    assert_one_line_error(odtk("solve", "--model", "flowoct", "--csv", str(tmp_path / "none.csv"),
+                               "--target", "target", "--depth", "1"), "none.csv")
+
+
+def test_solver_not_installed(tmp_path):
+    registry = Path(__file__).parents[1] / "solvers.yaml"
+    text = registry.read_text().replace("package: cbcbox", "package: odtk_no_such_cbc_package")
+    custom = tmp_path / "solvers.yaml"
+    custom.write_text(text)
+    run = odtk("solve", "--model", "flowoct", "--dataset", "flowoct/monk1", "--depth", "1",
+               "--solver", "cbc", env={"ODTK_SOLVERS": str(custom)})
+    assert_one_line_error(run, "not available", 'pip install "odtk[cbc]"')
+
+
+@pytest.mark.parametrize("content,words", [
+    ('{"format": "odtk-model", "vers', ["not valid JSON"]),
+    ('{"format": "other"}', ["not an odtk model file"]),
+    ('{"format": "odtk-model", "version": 99}', ["version 99"]),
+    ('{"format": "odtk-model", "version": 1, "graph": {}}', ["damaged"]),
+])
+def test_bad_model_files(tmp_path, monk_csv, content, words):
+    path = tmp_path / "m.json"
+    path.write_text(content)
+    assert_one_line_error(odtk("predict", "--model-file", str(path), "--csv", str(monk_csv)), *words)
+
+
+def test_datasets_and_solvers_listings():
+    runner = CliRunner()
+    listing = runner.invoke(main, ["datasets"])
+    assert listing.exit_code == 0
+    assert any(line.split()[:2] == ["flowoct/monk1", "124"] for line in listing.output.splitlines())
+    solvers = runner.invoke(main, ["solvers"])
+    assert solvers.exit_code == 0
+    highs = next(line for line in solvers.output.splitlines() if line.startswith("highs"))
+    assert "available" in highs

@@ -1,0 +1,319 @@
+"""Bundled datasets, DataFrame/CSV adapters, feature encoding and splits."""
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from odtk.datasets import (Dataset, DatasetInfo, FeatureEncoder, from_csv, from_dataframe, list_datasets,
+                           load_dataset, train_val_test_split)
+from odtk.exceptions import DataError
+
+# ---------------------------------------------------------------- catalog
+
+
+def test_catalog_matches_loaded_data():
+    infos = list_datasets()
+    assert len({info.name for info in infos}) == len(infos) == 103
+    for info in infos:
+        ds = load_dataset(info.name)
+        loaded = (ds.n_rows, ds.n_features, len(ds.classes), ds.kind, ds.name)
+        assert loaded == (info.n_rows, info.n_features, info.n_classes, info.kind, info.name), info.name
+        assert info.name.startswith(info.collection + "/")
+        assert set(ds.kinds) == set(ds.features.columns)
+        assert ds.target.name not in ds.features.columns
+
+
+def test_collections_and_list_is_fast():
+    start = time.perf_counter()
+    infos = list_datasets()
+    assert time.perf_counter() - start < 1.0
+    assert isinstance(infos[0], DatasetInfo)
+    counts = pd.Series([info.collection for info in infos]).value_counts().to_dict()
+    assert counts == {"binary": 26, "flowoct": 16, "uci": 54, "consistent": 7}
+
+
+@pytest.mark.parametrize("name, shape, n_classes, kind", [
+    ("binary/anneal", (812, 93), 2, "binary"),
+    ("binary/mushroom", (8124, 119), 2, "binary"),
+    ("binary/compas", (7214, 27), 2, "binary"),
+    ("flowoct/monk1", (124, 15), 2, "binary"),
+    ("flowoct/car-evaluation", (1728, 19), 4, "binary"),
+    ("flowoct/monk2-categorical", (169, 6), 2, "categorical"),
+    ("uci/iris", (150, 4), 3, "numeric"),
+    ("consistent/wine", (178, 13), 3, "numeric"),
+    ("consistent/mouse", (70, 45), 2, "binary"),
+])
+def test_documented_shapes(name, shape, n_classes, kind):
+    ds = load_dataset(name)
+    assert (ds.n_rows, ds.n_features) == shape
+    assert len(ds.classes) == n_classes
+    assert ds.kind == kind
+    assert ds.features.index.equals(pd.RangeIndex(ds.n_rows))
+
+
+def test_headerless_names_and_integer_labels():
+    anneal = load_dataset("binary/anneal")
+    assert list(anneal.features.columns[:3]) == ["f0", "f1", "f2"]
+    assert anneal.target.name == "class"
+    iris = load_dataset("consistent/iris")  # labels stored as 0.0, 1.0, 2.0
+    assert iris.classes == [0, 1, 2]
+    assert iris.target.dtype == np.int64
+
+
+def test_uci_monks_class_is_column_zero():
+    ds = load_dataset("uci/monks1")
+    assert ds.target.name == "0"
+    assert "a6" in ds.features.columns and "y" not in ds.features.columns
+    assert "0" not in ds.features.columns
+
+
+def test_categorical_flowoct_files_read_with_bom():
+    ds = load_dataset("flowoct/monk1-categorical")
+    assert list(ds.features.columns) == [f"Feat_{j}" for j in range(6)]
+    assert set(ds.kinds.values()) == {"categorical"}
+
+
+def test_bare_name_resolution():
+    assert load_dataset("anneal").name == "binary/anneal"
+    assert load_dataset("Mushroom").name == "binary/mushroom"
+    assert load_dataset("flowoct/car_evaluation").name == "flowoct/car-evaluation"
+    with pytest.raises(DataError, match="ambiguous") as info:
+        load_dataset("monk1")
+    assert "flowoct/monk1," in str(info.value) or "flowoct/monk1." in str(info.value)
+    assert "consistent/monk1" in str(info.value)
+
+
+def test_ambiguous_name_lists_candidates():
+    with pytest.raises(DataError) as info:
+        load_dataset("iris")
+    assert "uci/iris" in str(info.value) and "consistent/iris" in str(info.value)
+
+
+def test_unknown_name_suggests_close_matches():
+    with pytest.raises(DataError, match=r"Unknown dataset 'anneall'.*odtk datasets.*close matches: .*anneal"):
+        load_dataset("anneall")
+    with pytest.raises(DataError, match="no close matches"):
+        load_dataset("zzzzzzzz")
+
+
+# ---------------------------------------------------------------- adapters
+
+
+def test_from_dataframe_kinds_and_properties():
+    df = pd.DataFrame({"b": [0, 1, 1, 0], "x": [1.5, 2.0, 3.0, 4.0], "c": ["r", "g", "r", "b"],
+                       "k": [1, 2, 1, 2], "y": ["no", "yes", "yes", "no"]})
+    ds = from_dataframe(df, "y", categorical=["k"])
+    assert ds.kinds == {"b": "binary", "x": "numeric", "c": "categorical", "k": "categorical"}
+    assert ds.kind == "mixed" and ds.classes == ["no", "yes"]
+    assert (ds.n_rows, ds.n_features) == (4, 4)
+    sub = ds.subset(np.array([3, 1]))
+    assert sub.target.tolist() == ["no", "yes"] and sub.features["x"].tolist() == [4.0, 2.0]
+    assert list(sub.features.index) == [0, 1]
+
+
+def test_from_dataframe_positional_target():
+    df = pd.DataFrame({"a": [0, 1, 0], "b": [1.0, 2.0, 3.0], "t": [1, 2, 1]})
+    assert from_dataframe(df, -1).target.name == "t"
+    assert from_dataframe(df, 0).target.name == "a"
+    numbered = pd.DataFrame([[5, 0, 1], [6, 1, 0]], columns=[2, 0, 1])
+    assert from_dataframe(numbered, 0).target.tolist() == [0, 1]  # a column name wins over a position
+    with pytest.raises(DataError, match="out of range"):
+        from_dataframe(df, 7)
+
+
+def test_kind_summary():
+    df = pd.DataFrame({"a": [0, 1], "b": [0.5, 2.0], "t": [0, 1]})
+    assert from_dataframe(df[["a", "t"]], "t").kind == "binary"
+    assert from_dataframe(df, "t").kind == "numeric"
+    assert from_dataframe(df, "t", categorical=["b"]).kind == "categorical"
+
+
+@pytest.mark.parametrize("frame, target, message", [
+    (pd.DataFrame({"a": [], "t": []}), "t", "no rows"),
+    (pd.DataFrame({"t": [0, 1]}), "t", "no feature columns"),
+    (pd.DataFrame({"a": [0, 1], "t": [0, 1]}), "label", r"'label' not found; available columns: 'a', 't'"),
+    (pd.DataFrame({"a": [0, np.nan, np.nan], "t": [0, 1, 1]}), "t", r"'a'.*missing values in 2 rows.*drop"),
+    (pd.DataFrame({"a": [0.0, np.inf], "t": [0, 1]}), "t", r"'a'.*infinite values in 1 rows"),
+    (pd.DataFrame({"a": [0, 1], "t": [3, 3]}), "t", "needs at least two classes"),
+    (pd.DataFrame([[0, 1, 0], [1, 0, 1]], columns=["a", "a", "t"]), "t", "duplicate column names 'a'"),
+])
+def test_dataframe_validation(frame, target, message):
+    with pytest.raises(DataError, match=message) as info:
+        from_dataframe(frame, target)
+    assert "\n" not in str(info.value)
+
+
+def test_from_csv_sniffs_separator_and_bom(tmp_path):
+    path = tmp_path / "shop.csv"
+    path.write_text("\ufeffcolour;size;bought\nred;1.5;yes\nblue;2.5;no\nred;3;yes\n", encoding="utf-8")
+    ds = from_csv(path, "bought")
+    assert ds.name == "shop"
+    assert list(ds.features.columns) == ["colour", "size"]
+    assert ds.kinds == {"colour": "categorical", "size": "numeric"}
+    assert from_csv(path, -1, sep=";", name="x").name == "x"
+
+
+def test_from_csv_non_numeric_column_is_categorical(tmp_path):
+    path = tmp_path / "codes.csv"
+    path.write_text("code,t\n1,0\n2,1\nA3,0\n", encoding="utf-8")
+    assert from_csv(path, "t").kinds == {"code": "categorical"}
+
+
+@pytest.mark.parametrize("content, target, message", [
+    (None, "t", "not found"),
+    ("", "t", "is empty"),
+    ("a,b,t\n", "t", "no rows"),
+    ("a,b,t\n1,2,0\n1,2,3,4\n", "t", "Cannot parse"),
+    ("a,b,t\n1,,0\n3,4,1\n", "t", r"'b'.*missing values in 1 rows"),
+    ("a,b,t\n1,2,0\n3,4,0\n", "t", "needs at least two classes"),
+    ("a,b,t\n1,2,0\n3,4,1\n", "y", r"'y' not found; available columns: 'a', 'b', 't'"),
+    ("a,b,t\n1,inf,0\n3,4,1\n", "t", r"'b'.*infinite values in 1 rows"),
+])
+def test_csv_validation(tmp_path, content, target, message):
+    path = tmp_path / "data.csv"
+    if content is not None:
+        path.write_text(content, encoding="utf-8")
+    with pytest.raises(DataError, match=message) as info:
+        from_csv(path, target)
+    assert "\n" not in str(info.value)
+    if message in ("not found", "is empty", "Cannot parse"):  # file-level errors name the file
+        assert "data.csv" in str(info.value)
+
+
+def test_csv_decoding_error(tmp_path):
+    path = tmp_path / "latin.csv"
+    path.write_bytes("a,t\n\xe9t\xe9,0\n".encode("latin-1") + b"x,1\n")
+    with pytest.raises(DataError, match="latin.csv"):
+        from_csv(path, "t")
+
+
+# ---------------------------------------------------------------- encoder
+
+
+def test_midpoint_thresholds_exact():
+    df = pd.DataFrame({"age": [20, 30, 31, 30, 50]})
+    enc = FeatureEncoder().fit(df, {"age": "numeric"})
+    assert enc.columns_ == ["age<=25", "age<=30.5", "age<=40.5"]
+    assert enc.groups_ == {"age": [0, 1, 2]}
+    X = enc.transform(df)
+    assert X.dtype == np.int8
+    assert X.tolist() == [[1, 1, 1], [0, 1, 1], [0, 0, 1], [0, 1, 1], [0, 0, 0]]
+
+
+def test_threshold_caps():
+    df = pd.DataFrame({"x": np.arange(100.0)})
+    assert len(FeatureEncoder().fit(df, {"x": "numeric"}).columns_) == 99
+    capped = FeatureEncoder(max_thresholds=3).fit(df, {"x": "numeric"})
+    assert capped.params_["x"] == [24.5, 49.5, 74.5]
+    quant = FeatureEncoder(thresholds="quantiles", max_thresholds=4).fit(df, {"x": "numeric"})
+    assert 1 <= len(quant.columns_) <= 4
+    assert quant.params_["x"] == [19.5, 39.5, 59.5, 79.5]
+    assert len(FeatureEncoder(thresholds="quantiles").fit(df, {"x": "numeric"}).columns_) == 10
+    skewed = pd.DataFrame({"x": [0.0] * 90 + list(range(1, 11))})
+    assert len(FeatureEncoder(thresholds="quantiles", max_thresholds=5).fit(skewed, {"x": "numeric"}).columns_) < 5
+
+
+def test_groups_for_dataset_with_all_kinds():
+    df = pd.DataFrame({"b": [0, 1, 1], "c": ["red", "blue", "red"], "x": [1.0, 2.0, 4.0], "t": [0, 1, 0]})
+    enc = FeatureEncoder().fit(from_dataframe(df, "t"))
+    assert enc.columns_ == ["b", "c=blue", "c=red", "x<=1.5", "x<=3"]
+    assert enc.groups_ == {"b": [0], "c": [1, 2], "x": [3, 4]}
+    assert enc.kinds_ == {"b": "binary", "c": "categorical", "x": "numeric"}
+    assert enc.transform(df).tolist() == [[0, 0, 1, 1, 1], [1, 1, 0, 0, 1], [1, 0, 1, 0, 0]]
+
+
+def test_scaled_mode():
+    train = pd.DataFrame({"x": [2.0, 4.0, 6.0], "b": [0, 1, 0], "c": ["u", "v", "u"], "k": [7, 7, 7]})
+    enc = FeatureEncoder(mode="scaled").fit(train)
+    assert enc.columns_ == ["x", "b", "c=u", "c=v", "k"]
+    X = enc.transform(train)
+    assert X.dtype == np.float64
+    assert X[:, 0].tolist() == [0.0, 0.5, 1.0]
+    assert X[:, 4].tolist() == [0.0, 0.0, 0.0]  # constant column maps to 0
+    new = pd.DataFrame({"x": [0.0, 5.0, 10.0], "b": [1, 1, 0], "c": ["v", "u", "v"], "k": [1, 7, 9]})
+    Y = enc.transform(new)
+    assert Y[:, 0].tolist() == [0.0, 0.75, 1.0]
+    assert ((Y >= 0) & (Y <= 1)).all()
+
+
+def test_unseen_category_gives_zero_row():
+    enc = FeatureEncoder().fit(pd.DataFrame({"c": ["a", "b"]}), {"c": "categorical"})
+    assert enc.transform(pd.DataFrame({"c": ["b", "zzz"]})).tolist() == [[0, 1], [0, 0]]
+
+
+def test_transform_errors():
+    enc = FeatureEncoder().fit(pd.DataFrame({"x": [1.0, 2.0], "b": [0, 1]}))
+    with pytest.raises(DataError, match="Column 'b' used in training is missing"):
+        enc.transform(pd.DataFrame({"x": [1.0]}))
+    with pytest.raises(DataError, match="'x' has missing values in 1 rows"):
+        enc.transform(pd.DataFrame({"x": [np.nan], "b": [0]}))
+    with pytest.raises(DataError, match="'b' was binary"):
+        enc.transform(pd.DataFrame({"x": [1.0], "b": [2]}))
+
+
+@pytest.mark.parametrize("mode, thresholds", [("binary", "midpoints"), ("binary", "quantiles"), ("scaled", "midpoints")])
+def test_encoder_json_round_trip(mode, thresholds):
+    ds = load_dataset("uci/teaching-assistant-evaluation")
+    mixed = from_dataframe(pd.concat([ds.features, ds.target.rename("t")], axis=1).assign(
+        colour=np.where(ds.target.to_numpy() == 1, "red", "blue")), "t", categorical=["3"])
+    enc = FeatureEncoder(mode, thresholds, max_thresholds=5).fit(mixed)
+    again = FeatureEncoder.from_dict(json.loads(json.dumps(enc.to_dict())))
+    assert again.columns_ == enc.columns_ and again.groups_ == enc.groups_ and again.kinds_ == enc.kinds_
+    assert np.array_equal(again.transform(mixed), enc.transform(mixed))
+    assert again.transform(mixed).dtype == enc.transform(mixed).dtype
+
+
+def test_encoder_rejects_bad_options():
+    with pytest.raises(ValueError, match="mode"):
+        FeatureEncoder(mode="onehot")
+    with pytest.raises(ValueError, match="max_thresholds"):
+        FeatureEncoder(max_thresholds=0)
+
+
+# ---------------------------------------------------------------- splits
+
+
+def test_split_sizes_disjoint_and_covering():
+    ds = load_dataset("uci/iris")
+    ds = Dataset(ds.name, ds.features.assign(row=np.arange(ds.n_rows)), ds.target, {**ds.kinds, "row": "numeric"})
+    train, val, test = train_val_test_split(ds, (0.6, 0.2, 0.2), seed=3)
+    assert (train.n_rows, val.n_rows, test.n_rows) == (90, 30, 30)
+    rows = [set(part.features["row"]) for part in (train, val, test)]
+    assert not (rows[0] & rows[1] or rows[0] & rows[2] or rows[1] & rows[2])
+    assert set.union(*rows) == set(range(150))
+    for part in (train, val, test):  # stratified: iris has 50 rows per class
+        assert part.target.value_counts().tolist() == [part.n_rows // 3] * 3
+
+
+def test_split_is_deterministic_by_seed():
+    ds = load_dataset("flowoct/monk1")
+    first = train_val_test_split(ds, seed=7)
+    second = train_val_test_split(ds, seed=7)
+    other = train_val_test_split(ds, seed=8)
+    for a, b in zip(first, second):
+        assert a.features.equals(b.features) and a.target.equals(b.target)
+    assert not first[0].features.equals(other[0].features)
+
+
+def test_split_zero_validation_and_rare_class():
+    df = pd.DataFrame({"x": np.arange(20.0), "t": [0] * 19 + [1]})
+    train, val, test = train_val_test_split(from_dataframe(df, "t"), (0.75, 0.0, 0.25))
+    assert (train.n_rows, val.n_rows, test.n_rows) == (15, 0, 5)
+    assert list(val.features.columns) == ["x"]
+
+
+@pytest.mark.parametrize("fractions", [(0.5, 0.5, 0.5), (0.0, 0.5, 0.5), (0.5, 0.5, 0.0), (1.0, -0.2, 0.2), (0.5, 0.5)])
+def test_split_rejects_bad_fractions(fractions):
+    with pytest.raises(DataError, match="fractions"):
+        train_val_test_split(load_dataset("uci/iris"), fractions)
+
+
+def test_provenance_file_lists_every_dataset():
+    from importlib.resources import files
+    text = (files("odtk.datasets") / "DATASETS.md").read_text(encoding="utf-8")
+    missing = [info.name for info in list_datasets() if f"| `{info.name}` | {info.n_rows} |" not in text]
+    assert missing == []
