@@ -12,10 +12,9 @@ from pathlib import Path
 
 import click
 import numpy as np
-import pandas as pd
 
 from odtk import api
-from odtk.datasets import from_csv, list_datasets
+from odtk.datasets import from_csv, list_datasets, read_csv
 from odtk.exceptions import DataError, OdtkError
 from odtk.models import TrainedModel, write_text_atomic
 from odtk.solvers import registry, solver_status
@@ -111,7 +110,7 @@ def _column(target: str) -> str | int:
 def predict(model_file: str, csv_path: str, output: str | None, force: bool) -> None:
     """Classify the rows of a CSV with a saved model."""
     trained = TrainedModel.load(model_file)
-    frame = _read_rows(csv_path)
+    frame = read_csv(csv_path)
     labels = trained.predict(frame)
     if output:
         write_text_atomic(output, frame.assign(prediction=labels).to_csv(index=False), force=force)
@@ -121,17 +120,6 @@ def predict(model_file: str, csv_path: str, output: str | None, force: bool) -> 
         truth = frame[trained.target].astype(str).to_numpy()
         accuracy = float(np.mean(truth == np.asarray([str(v) for v in labels])))
         click.echo(f"accuracy {accuracy:.4f} on {len(frame)} rows (column {trained.target!r})", err=True)
-
-
-def _read_rows(csv_path: str) -> pd.DataFrame:
-    """Rows to predict: the features only need to be present (the target may be missing)."""
-    try:
-        return pd.read_csv(csv_path, sep=None, engine="python", encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise DataError(f"CSV file {csv_path} does not exist.") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataError(f"Cannot read {csv_path} as CSV: {first}.") from None
 
 
 @main.command()

@@ -41,6 +41,8 @@ class DecisionGraph:
                 raise ModelFileError(f"Node {node} must carry either a feature test or a label.")
             if "feature" in attrs and sorted(d["outcome"] for *_, d in graph.out_edges(node, data=True)) != [False, True]:
                 raise ModelFileError(f"Node {node} tests a feature but lacks its two outgoing arcs.")
+            if not 0 <= attrs.get("feature", 0) < len(feature_names) or not 0 <= attrs.get("label", 0) < len(class_names):
+                raise ModelFileError(f"Node {node} refers to a feature or class that does not exist.")
         self.graph = graph
         self.root = roots[0]
         self.feature_names = list(feature_names)

@@ -300,9 +300,11 @@ class StandardForm:
 def to_standard_form(instance) -> StandardForm:
     """Compile a concrete Pyomo instance with Pyomo's standard-form compiler."""
     import pyomo.environ as pyo
+    from pyomo.common.gc_manager import PauseGC
     from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
 
-    repn = LinearStandardFormCompiler().write(instance, mixed_form=True, set_sense=None)
+    with PauseGC():
+        repn = LinearStandardFormCompiler().write(instance, mixed_form=True, set_sense=None)
     n_rows, n_cols = repn.A.shape
     rhs = np.asarray(repn.rhs, dtype=float)
     kind = np.fromiter((row.bound_type for row in repn.rows), dtype=int, count=n_rows)

@@ -2,10 +2,10 @@
 
 See ``DATASETS.md`` next to this module for the provenance of the bundled files.
 """
-from odtk.datasets.adapters import Dataset, from_csv, from_dataframe
+from odtk.datasets.adapters import Dataset, from_csv, from_dataframe, read_csv
 from odtk.datasets.catalog import DatasetInfo, list_datasets, load_dataset
 from odtk.datasets.encoders import FeatureEncoder
 from odtk.datasets.splits import train_val_test_split
 
 __all__ = ["Dataset", "DatasetInfo", "FeatureEncoder", "from_csv", "from_dataframe", "list_datasets",
-           "load_dataset", "train_val_test_split"]
+           "load_dataset", "read_csv", "train_val_test_split"]

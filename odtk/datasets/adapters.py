@@ -160,17 +160,16 @@ def _read_csv(path: Path, sep: str | None) -> pd.DataFrame:
         return pd.read_csv(path, encoding="utf-8-sig")
 
 
-def from_csv(path: str | os.PathLike, target: Hashable, *, sep: str | None = None,
-             categorical: Iterable[Hashable] | None = None, name: str | None = None) -> Dataset:
+def read_csv(path: str | os.PathLike, sep: str | None = None) -> pd.DataFrame:
     """Read a CSV file with a header row; ``sep=None`` detects the separator (comma if unsure).
 
-    A UTF-8 byte-order mark is ignored. ``name`` defaults to the file stem.
+    A UTF-8 byte-order mark is ignored. Every reading problem becomes a one-line :class:`DataError`.
     """
     path = Path(path)
     try:
         if path.is_file() and path.stat().st_size == 0:
             raise pd.errors.EmptyDataError
-        df = _read_csv(path, sep)
+        return _read_csv(path, sep)
     except FileNotFoundError:
         raise DataError(f"CSV file '{path}' not found; check the path.") from None
     except pd.errors.EmptyDataError:
@@ -179,4 +178,13 @@ def from_csv(path: str | os.PathLike, target: Hashable, *, sep: str | None = Non
         reason = " ".join(str(exc).split())
         raise DataError(f"Cannot parse CSV file '{path}' ({reason}); check the separator, quoting "
                         "and that every row has as many fields as the header.") from None
-    return from_dataframe(df, target, categorical=categorical, name=name or path.stem)
+
+
+def from_csv(path: str | os.PathLike, target: Hashable, *, sep: str | None = None,
+             categorical: Iterable[Hashable] | None = None, name: str | None = None) -> Dataset:
+    """Read a CSV file (see :func:`read_csv`) and validate it as a :class:`Dataset`.
+
+    ``name`` defaults to the file stem.
+    """
+    df = read_csv(path, sep)
+    return from_dataframe(df, target, categorical=categorical, name=name or Path(path).stem)

@@ -1,0 +1,38 @@
+"""Every registered formulation follows the module contract of the design."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from odtk.api import FORMULATIONS
+
+
+@pytest.mark.parametrize("key", sorted(FORMULATIONS))
+def test_module_surface(key):
+    module = FORMULATIONS[key]
+    assert module.KEY == key and module.CITATION and module.SENSE in ("minimize", "maximize")
+    assert module.FEATURES in ("binary", "scaled")
+    for name in ("build_model", "make_data", "decode", "objective_of"):
+        assert callable(getattr(module, name))
+    for name, (low, high, default) in module.HYPERPARAMETERS.items():
+        assert low <= default <= high, name
+
+
+@pytest.mark.parametrize("key", sorted(FORMULATIONS))
+def test_every_constraint_cites_its_equation(key):
+    import pyomo.environ as pyo
+
+    model = FORMULATIONS[key].build_model()
+    constraints = list(model.component_objects(pyo.Constraint))
+    assert constraints
+    for component in [*constraints, *model.component_objects(pyo.Objective)]:
+        assert re.match(r"\(\d+(\.\d+)?[a-z]?\) ", component.doc or ""), component.name
+    for component in model.component_objects((pyo.Var, pyo.Set, pyo.Param)):
+        assert component.doc, component.name
+
+
+@pytest.mark.parametrize("key", sorted(FORMULATIONS))
+def test_formulation_modules_import_nothing_else_from_odtk(key):
+    source = open(FORMULATIONS[key].__file__).read()
+    assert not re.search(r"^\s*(from|import)\s+odtk", source, re.M)

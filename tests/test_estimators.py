@@ -1,0 +1,61 @@
+"""The scikit-learn estimator."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+
+from odtk import OptimalTreeClassifier
+
+from brute_force import best_objective
+
+
+@pytest.fixture
+def mixed_frame():
+    rng = np.random.default_rng(3)
+    n = 40
+    frame = pd.DataFrame({
+        "age": rng.integers(18, 70, n),
+        "colour": rng.choice(["red", "green", "blue"], n),
+        "member": rng.integers(0, 2, n),
+    })
+    label = np.where((frame["age"] > 40) & (frame["colour"] != "red"), "yes", "no")
+    return frame, label
+
+
+def test_fit_predict_score_on_mixed_columns(mixed_frame):
+    X, y = mixed_frame
+    clf = OptimalTreeClassifier(depth=2, max_thresholds=6, thresholds="quantiles").fit(X, y)
+    assert list(clf.classes_) == ["no", "yes"]
+    assert clf.n_features_in_ == 3 and list(clf.feature_names_in_) == ["age", "colour", "member"]
+    predicted = clf.predict(X)
+    assert set(predicted) <= {"no", "yes"}
+    assert clf.score(X, y) == pytest.approx(clf.result_.train_accuracy)
+    assert clf.result_.objective == pytest.approx((predicted == y).sum())
+
+
+def test_estimator_optimum_matches_enumeration_on_binary_arrays():
+    rng = np.random.default_rng(7)
+    X = rng.integers(0, 2, (30, 5))
+    y = (X[:, 0] & X[:, 2]) | (rng.random(30) < 0.15)
+    clf = OptimalTreeClassifier(depth=2, lam=0.1).fit(X, y)
+    assert clf.result_.objective == pytest.approx(best_objective(X, y, 2, 2, 0.1))
+    assert clf.predict(X).dtype == y.dtype
+
+
+def test_clone_and_params():
+    clf = OptimalTreeClassifier(depth=3, solver="cbc", lam=0.2)
+    copy = clone(clf)
+    assert copy.get_params() == clf.get_params()
+    assert copy.get_params()["depth"] == 3
+
+
+def test_predict_before_fit_and_wrong_width(mixed_frame):
+    X, y = mixed_frame
+    with pytest.raises(NotFittedError):
+        OptimalTreeClassifier().predict(X)
+    clf = OptimalTreeClassifier(depth=1).fit(X.to_numpy()[:, [0, 2]].astype(int), y)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(np.zeros((2, 5)))
