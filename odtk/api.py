@@ -22,7 +22,7 @@ from odtk.exceptions import ConfigError, DataError, SelfCheckError, SolveError
 from odtk.formulations import flowoct
 from odtk.models import DecisionGraph, TrainedModel
 from odtk.results import SolveResult
-from odtk.skeletons import tree_skeleton
+from odtk.skeletons import parse_widths, tree_skeleton
 from odtk.solvers import SolverOptions, SolverOutcome, solve_instance
 
 FORMULATIONS: dict[str, ModuleType] = {module.KEY: module for module in (flowoct,)}
@@ -77,8 +77,16 @@ def _hyperparameters(module: ModuleType, given: dict[str, Any]) -> dict[str, Any
 
 
 def _skeleton(module: ModuleType, depth: int | None, skeleton: str | None):
+    """A tree model takes a depth, or a skeleton of internal-node widths 1-2-4-… (depth = layers)."""
     if skeleton is not None:
-        raise ConfigError(f"Model {module.KEY!r} learns a tree: give depth=…, not skeleton=….")
+        widths = parse_widths(skeleton)
+        if widths != [2**layer for layer in range(len(widths))]:
+            raise ConfigError(f"Model {module.KEY!r} learns trees: skeleton {skeleton!r} must double "
+                              "at every layer (e.g. 1-2-4 is a tree of depth 3).")
+        if depth is not None and depth != len(widths):
+            raise ConfigError(f"depth={depth} contradicts skeleton {skeleton!r} (a tree of depth "
+                              f"{len(widths)}); give one of them.")
+        depth = len(widths)
     if depth is None:
         raise ConfigError(f"Model {module.KEY!r} needs a tree depth, e.g. depth=2 (--depth 2).")
     return tree_skeleton(depth)
@@ -131,6 +139,7 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     hyper = _hyperparameters(module, hyperparameters)
     options = SolverOptions(time_limit=time_limit, mip_gap=mip_gap, threads=threads, seed=seed, log=log)
     tree_shape = _skeleton(module, depth, skeleton)
+    depth = tree_shape.graph["depth"]
     dataset = as_dataset(data, target)
     encoder = FeatureEncoder(mode=module.FEATURES, thresholds=thresholds,
                              max_thresholds=max_thresholds).fit(dataset)

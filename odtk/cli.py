@@ -6,6 +6,7 @@ Every error odtk raises on purpose becomes one line on stderr and exit code 1;
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import warnings
 from pathlib import Path
@@ -52,6 +53,7 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Training data as CSV.")
 @click.option("--target", help="Class column of --csv (name, or position such as -1).")
 @click.option("--depth", type=int, help="Tree depth.")
+@click.option("--skeleton", help="Widths of the internal layers, e.g. 1-2-4 (a tree of depth 3).")
 @click.option("--solver", default="highs", show_default=True, help="Solver from `odtk solvers`.")
 @click.option("--time-limit", type=float, help="Solver time limit in seconds.")
 @click.option("--gap", type=float, help="Relative MIP gap at which to stop.")
@@ -65,14 +67,16 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--log", is_flag=True, help="Show the solver's log.")
 @click.option("--output", type=click.Path(dir_okay=False), help="Save the trained model as JSON.")
 @click.option("--force", is_flag=True, help="Overwrite --output if it exists.")
-def solve(model, dataset, csv_path, target, depth, solver, time_limit, gap, threads, seed, lam,
+def solve(model, dataset, csv_path, target, depth, skeleton, solver, time_limit, gap, threads, seed, lam,
           max_thresholds, handoff, log, output, force) -> None:
     """Learn an optimal tree and print it with its certificate."""
+    if log:
+        logging.basicConfig(level=logging.INFO, format="%(message)s")
     data = _training_data(dataset, csv_path, target)
     if output and Path(output).exists() and not force:
         raise DataError(f"{output} already exists; choose another name or pass --force to overwrite it.")
     result = api.solve(
-        model, data, depth=depth, solver=solver, time_limit=time_limit, mip_gap=gap,
+        model, data, depth=depth, skeleton=skeleton, solver=solver, time_limit=time_limit, mip_gap=gap,
         threads=threads, seed=seed, log=log, handoff=handoff,
         thresholds="quantiles" if max_thresholds else "midpoints", max_thresholds=max_thresholds,
         lam=lam)

@@ -89,6 +89,10 @@ def test_output_is_never_overwritten_without_force(tmp_path):
     (["--model", "flowoct", "--dataset", "flowoct/monk1"], ["needs a tree depth"]),
     (["--model", "flowoct", "--dataset", "flowoct/monk1", "--depth", "1", "--lambda", "2"], ["lam"]),
     (["--model", "flowoct", "--depth", "1"], ["--dataset", "--csv"]),
+    (["--model", "flowoct", "--dataset", "flowoct/monk1", "--skeleton", "1-3"], ["1-3", "1-2-4-8"]),
+    (["--model", "flowoct", "--dataset", "flowoct/monk1", "--skeleton", "1-2-3"], ["double"]),
+    (["--model", "flowoct", "--dataset", "flowoct/monk1", "--skeleton", "1-2", "--depth", "3"],
+     ["contradicts"]),
     (["--model", "flowoct", "--dataset", "flowoct/monk1", "--depth", "1", "--time-limit", "-3"],
      ["time_limit"]),
 ])

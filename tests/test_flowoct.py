@@ -51,6 +51,13 @@ def test_pyomo_handoff_agrees_with_native(solver):
     assert through_pyomo.objective == pytest.approx(native.objective, abs=1e-6)
 
 
+def test_tree_skeleton_string_equals_depth():
+    X, y, _ = _slice("flowoct/monk1", 30, 6)
+    by_skeleton = odtk.solve("flowoct", (X, y), skeleton="1-2")
+    assert by_skeleton.hyperparameters["depth"] == 2
+    assert by_skeleton.objective == pytest.approx(odtk.solve("flowoct", (X, y), depth=2).objective)
+
+
 def test_decoded_tree_reproduces_the_reported_accuracy():
     X, y, _ = _slice("flowoct/monk1", 60, 15)
     result = odtk.solve("flowoct", (X, y), depth=2, solver="highs")
