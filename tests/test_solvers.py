@@ -4,9 +4,9 @@ from __future__ import annotations
 import pyomo.environ as pyo
 import pytest
 
-from odtk.exceptions import ConfigError, SolverUnavailableError
-from odtk.solvers import (SolverOptions, get_spec, load_registry, registry, require_solver,
-                          solve_instance, solver_status)
+from odtk.exceptions import ConfigError
+from odtk.solvers import (SolverOptions, get_spec, load_registry, registry, solve_instance,
+                          solver_status)
 
 
 def test_bundled_registry_names_the_four_solvers():
@@ -59,18 +59,6 @@ def test_options_translate_to_native_names():
 def test_bad_option_values(kwargs):
     with pytest.raises(ConfigError):
         SolverOptions(**kwargs)
-
-
-def test_missing_solver_says_how_to_install(monkeypatch):
-    import odtk.solvers as solvers
-
-    monkeypatch.setitem(solvers.registry()["cbc"].__dict__, "package", "no_such_package_odtk")
-    solvers.solver_status.cache_clear()
-    try:
-        with pytest.raises(SolverUnavailableError, match=r'pip install "odtk\[cbc\]"'):
-            require_solver("cbc")
-    finally:
-        solvers.solver_status.cache_clear()
 
 
 def _knapsack() -> pyo.ConcreteModel:
