@@ -50,8 +50,9 @@ KEY = "flowoct"
 CITATION = "Aghaei, Gómez & Vayanos, Strong Optimal Classification Trees, formulation (1)"
 SENSE = "maximize"
 FEATURES = "binary"
-# hyper-parameter: (lowest, highest, default)
+# numeric hyper-parameters: (lowest, highest, default); choices: (default, *other allowed values)
 HYPERPARAMETERS = {"lam": (0.0, 1.0, 0.0)}
+CHOICES: dict[str, tuple] = {}
 
 
 def build_model() -> pyo.AbstractModel:
@@ -179,7 +180,9 @@ def decode(instance) -> nx.DiGraph:
     return tree
 
 
-def objective_of(tree: nx.DiGraph, correct: int, lam: float = 0.0) -> float:
-    """Objective (1.1) of a decoded tree that classifies ``correct`` samples correctly."""
+def objective_of(tree: nx.DiGraph, predicted: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph,
+                 lam: float = 0.0) -> float:
+    """Objective (1.1) of a decoded tree whose training predictions are ``predicted``."""
+    correct = int((np.asarray(predicted) == np.asarray(y)).sum())
     splits = sum(1 for _, attrs in tree.nodes(data=True) if "feature" in attrs)
     return (1 - lam) * correct - lam * splits

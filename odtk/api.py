@@ -63,16 +63,26 @@ def as_dataset(data: Any, target: str | int | None = None) -> Dataset:
 
 
 def _hyperparameters(module: ModuleType, given: dict[str, Any]) -> dict[str, Any]:
-    allowed = module.HYPERPARAMETERS
-    unknown = set(given) - set(allowed)
+    """Validate the formulation's options: numbers within their range, choices among theirs."""
+    numeric, choices = module.HYPERPARAMETERS, module.CHOICES
+    unknown = set(given) - set(numeric) - set(choices)
     if unknown:
         raise ConfigError(f"Model {module.KEY!r} has no option {sorted(unknown)}; "
-                          f"its options: {', '.join(allowed) or 'none'}.")
-    values = {name: given.get(name, spec[2]) for name, spec in allowed.items()}
+                          f"its options: {', '.join([*numeric, *choices]) or 'none'}.")
+    values = {name: given.get(name, spec[2]) for name, spec in numeric.items()}
     for name, value in values.items():
-        low, high, _ = allowed[name]
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not low <= value <= high:
-            raise ConfigError(f"{name} must be a number from {low} to {high}, got {value!r}.")
+        low, high, default = numeric[name]
+        if value is None and default is None:
+            continue
+        integral = isinstance(low, int) and not isinstance(low, bool)
+        if (not isinstance(value, (int, float)) or isinstance(value, bool) or not low <= value <= high
+                or (integral and value != int(value))):
+            kind = "whole number" if integral else "number"
+            raise ConfigError(f"{name} must be a {kind} from {low} to {high}, got {value!r}.")
+    for name, allowed in choices.items():
+        values[name] = given.get(name, allowed[0])
+        if values[name] not in allowed:
+            raise ConfigError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {values[name]!r}.")
     return values
 
 
@@ -160,8 +170,10 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
 
     graph = DecisionGraph(module.decode(instance), encoder.columns_,
                           [str(c) for c in labels.classes_])
-    correct = int((graph.predict_index(X) == y).sum())
-    objective = _self_check(module.objective_of(graph.graph, correct, **hyper), outcome, solver)
+    predicted = graph.predict_index(X)
+    correct = int((predicted == y).sum())
+    expected = module.objective_of(graph.graph, predicted, y, tree_shape, **hyper)
+    objective = _self_check(expected, outcome, solver)
     trained = TrainedModel(graph, encoder, list(labels.classes_), model,
                            target=str(dataset.target.name),
                            summary={"dataset": dataset.name, "depth": depth, **hyper})

@@ -1,10 +1,15 @@
 """Learned trees and diagrams: prediction, text/DOT export, JSON files.
 
 A :class:`DecisionGraph` wraps the ``networkx.DiGraph`` a formulation decodes.
-Node attributes: ``feature`` (index of the encoded binary column tested: the
-sample follows the arc whose ``outcome`` equals ``x[feature] == 1``) or
-``label`` (index of the predicted class). A tree is the special case where
-every node has one parent; diagrams may merge paths.
+Every node carries exactly one of:
+
+* ``feature`` — index of an encoded 0/1 column: the sample follows the arc whose
+  ``outcome`` equals ``x[feature] == 1``;
+* ``weights`` and ``threshold`` — a hyperplane over the encoded columns: the
+  sample follows the arc whose ``outcome`` equals ``weights · x >= threshold``;
+* ``label`` — index of the predicted class (a leaf or class terminal).
+
+A tree is the special case where every node has one parent; diagrams may merge paths.
 
 A :class:`TrainedModel` adds what prediction on raw data needs (the fitted
 feature encoder and the original class labels) and is what ``--output`` saves.
@@ -37,12 +42,7 @@ class DecisionGraph:
         if len(roots) != 1 or not nx.is_directed_acyclic_graph(graph):
             raise ModelFileError("A decision graph needs exactly one root and no cycles.")
         for node, attrs in graph.nodes(data=True):
-            if ("feature" in attrs) == ("label" in attrs):
-                raise ModelFileError(f"Node {node} must carry either a feature test or a label.")
-            if "feature" in attrs and sorted(d["outcome"] for *_, d in graph.out_edges(node, data=True)) != [False, True]:
-                raise ModelFileError(f"Node {node} tests a feature but lacks its two outgoing arcs.")
-            if not 0 <= attrs.get("feature", 0) < len(feature_names) or not 0 <= attrs.get("label", 0) < len(class_names):
-                raise ModelFileError(f"Node {node} refers to a feature or class that does not exist.")
+            _check_node(node, attrs, graph, len(feature_names), len(class_names))
         self.graph = graph
         self.root = roots[0]
         self.feature_names = list(feature_names)
@@ -50,8 +50,8 @@ class DecisionGraph:
 
     @property
     def n_splits(self) -> int:
-        """Number of nodes that test a feature."""
-        return sum(1 for _, a in self.graph.nodes(data=True) if "feature" in a)
+        """Number of nodes that test something (feature or hyperplane)."""
+        return sum(1 for _, a in self.graph.nodes(data=True) if "label" not in a)
 
     @property
     def depth(self) -> int:
@@ -73,7 +73,10 @@ class DecisionGraph:
             if "label" in attrs:
                 prediction[rows] = attrs["label"]
                 continue
-            goes_true = X[rows, attrs["feature"]] > 0.5
+            if "feature" in attrs:
+                goes_true = X[rows, attrs["feature"]] > 0.5
+            else:
+                goes_true = X[rows] @ np.asarray(attrs["weights"], dtype=float) >= attrs["threshold"]
             for _, child, data in self.graph.out_edges(node, data=True):
                 chosen = rows[goes_true == data["outcome"]]
                 at[child] = np.concatenate([at[child], chosen]) if child in at else chosen
@@ -89,10 +92,10 @@ class DecisionGraph:
                 return f"predict {self.class_names[attrs['label']]}  [node {node}]"
             if node in expanded:
                 return f"go to node {node} (above)"
-            return f"[node {node}] {self.feature_names[attrs['feature']]} ?"
+            return f"[node {node}] {self.test_text(node)} ?"
 
         def walk(node, indent: str) -> list[str]:
-            if "feature" not in self.graph.nodes[node] or node in expanded:
+            if "label" in self.graph.nodes[node] or node in expanded:
                 return []
             expanded.add(node)
             lines = []
@@ -106,12 +109,20 @@ class DecisionGraph:
 
         return "\n".join([describe(self.root), *walk(self.root, "")])
 
+    def test_text(self, node) -> str:
+        """The test of an internal node, e.g. ``age<=30.5`` or ``0.5·x1 - 0.5·x3 >= 0.1``."""
+        attrs = self.graph.nodes[node]
+        if "feature" in attrs:
+            return self.feature_names[attrs["feature"]]
+        terms = [f"{w:+.4g}·{self.feature_names[j]}" for j, w in enumerate(attrs["weights"]) if w != 0]
+        return f"{' '.join(terms) or '0'} >= {attrs['threshold']:.6g}"
+
     def to_dot(self) -> str:
         """Graphviz DOT source."""
         out = ["digraph odtk {", "  node [shape=box];"]
         for node, attrs in self.graph.nodes(data=True):
             text = (f"predict {self.class_names[attrs['label']]}" if "label" in attrs
-                    else f"{self.feature_names[attrs['feature']]} ?")
+                    else f"{self.test_text(node)} ?")
             out.append(f'  n{node} [label="{text}"];')
         for u, v, data in self.graph.edges(data=True):
             out.append(f'  n{u} -> n{v} [label="{"yes" if data["outcome"] else "no"}"];')
@@ -120,7 +131,7 @@ class DecisionGraph:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "nodes": [{"id": int(n), **{k: int(v) for k, v in a.items()}}
+            "nodes": [{"id": int(n), **{k: _plain_attr(v) for k, v in a.items() if k in NODE_KEYS}}
                       for n, a in self.graph.nodes(data=True)],
             "arcs": [{"from": int(u), "to": int(v), "outcome": bool(d["outcome"])}
                      for u, v, d in self.graph.edges(data=True)],
@@ -136,6 +147,35 @@ class DecisionGraph:
         for arc in data["arcs"]:
             graph.add_edge(arc["from"], arc["to"], outcome=arc["outcome"])
         return cls(graph, data["feature_names"], data["class_names"])
+
+
+NODE_KEYS = ("feature", "weights", "threshold", "label")
+
+
+def _plain_attr(value: Any) -> Any:
+    """Node attributes as JSON values: indices as int, hyperplanes as floats."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [float(v) for v in value]
+    if isinstance(value, (float, np.floating)):
+        return float(value)
+    return int(value)
+
+
+def _check_node(node, attrs: dict, graph: nx.DiGraph, n_features: int, n_classes: int) -> None:
+    kinds = [k for k in ("feature", "weights", "label") if k in attrs]
+    if len(kinds) != 1 or (("weights" in attrs) != ("threshold" in attrs)):
+        raise ModelFileError(f"Node {node} must carry exactly one of: a feature, a hyperplane "
+                             "(weights and threshold), or a label.")
+    if "label" in attrs:
+        if not 0 <= attrs["label"] < n_classes or graph.out_degree(node):
+            raise ModelFileError(f"Node {node} predicts a class that does not exist or has children.")
+        return
+    if sorted(d["outcome"] for *_, d in graph.out_edges(node, data=True)) != [False, True]:
+        raise ModelFileError(f"Node {node} tests a feature but lacks its two outgoing arcs.")
+    if "feature" in attrs and not 0 <= attrs["feature"] < n_features:
+        raise ModelFileError(f"Node {node} tests feature {attrs['feature']}, which does not exist.")
+    if "weights" in attrs and len(attrs["weights"]) != n_features:
+        raise ModelFileError(f"Node {node} has {len(attrs['weights'])} weights for {n_features} features.")
 
 
 def _plain(value: Any) -> Any:

@@ -16,7 +16,8 @@ def test_module_surface(key):
     for name in ("build_model", "make_data", "decode", "objective_of"):
         assert callable(getattr(module, name))
     for name, (low, high, default) in module.HYPERPARAMETERS.items():
-        assert low <= default <= high, name
+        assert default is None or low <= default <= high, name
+    assert not set(module.HYPERPARAMETERS) & set(module.CHOICES)
 
 
 @pytest.mark.parametrize("key", sorted(FORMULATIONS))

@@ -85,3 +85,21 @@ def test_trained_model_json_round_trip(tmp_path, labels):
     (tmp_path / "e.json").write_text(json.dumps(edited))
     with pytest.raises(ModelFileError, match="inconsistent"):
         TrainedModel.load(tmp_path / "e.json")
+
+
+def test_hyperplane_nodes_route_and_round_trip():
+    g = nx.DiGraph()
+    g.add_node(0, weights=[0.5, -0.5], threshold=0.1)
+    g.add_node(1, label=0)
+    g.add_node(2, label=1)
+    g.add_edges_from([(0, 1, {"outcome": False}), (0, 2, {"outcome": True})])
+    graph = DecisionGraph(g, ["a", "b"], ["no", "yes"])
+    X = np.array([[1.0, 0.0], [0.0, 0.0], [0.6, 0.2], [0.0, 1.0]])  # a·x = 0.5, 0, 0.2, -0.5
+    assert graph.predict_index(X).tolist() == [1, 0, 1, 0]
+    assert graph.predict_index(np.array([[0.25, 0.0]])).tolist() == [1]  # on the threshold: yes
+    assert "+0.5·a -0.5·b >= 0.1" in graph.to_text()
+    again = DecisionGraph.from_dict(json.loads(json.dumps(graph.to_dict())))
+    assert again.predict_index(X).tolist() == graph.predict_index(X).tolist()
+    g.nodes[0]["weights"] = [1.0]
+    with pytest.raises(ModelFileError, match="weights"):
+        DecisionGraph(g, ["a", "b"], ["no", "yes"])
