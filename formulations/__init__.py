@@ -1,6 +1,7 @@
 """MILP formulations, one paper per module (shipped as ``odtk.formulations``).
 
-Each module exposes ``KEY``, ``CITATION``, ``SENSE``, ``FEATURES``, ``HYPERPARAMETERS``, ``CHOICES``, ``build_model()``,
+Each module exposes ``KEY``, ``CITATION``, ``SENSE``, ``FEATURES`` (binary | scaled),
+``SKELETON`` (tree | diagram), ``HYPERPARAMETERS``, ``CHOICES``, ``build_model()``,
 ``make_data(...)``, ``decode(instance)`` and ``objective_of(...)`` and imports
 nothing from the rest of odtk.
 """

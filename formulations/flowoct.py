@@ -50,6 +50,7 @@ KEY = "flowoct"
 CITATION = "Aghaei, Gómez & Vayanos, Strong Optimal Classification Trees, formulation (1)"
 SENSE = "maximize"
 FEATURES = "binary"
+SKELETON = "tree"
 # numeric hyper-parameters: (lowest, highest, default); choices: (default, *other allowed values)
 HYPERPARAMETERS = {"lam": (0.0, 1.0, 0.0)}
 CHOICES: dict[str, tuple] = {}

@@ -17,7 +17,7 @@ import numpy as np
 from odtk import api
 from odtk.datasets import from_csv, list_datasets, read_csv
 from odtk.exceptions import DataError, OdtkError
-from odtk.models import TrainedModel, write_text_atomic
+from odtk.models import TrainedModel, original_scale, write_text_atomic
 from odtk.solvers import registry, solver_status
 
 
@@ -53,39 +53,60 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Training data as CSV.")
 @click.option("--target", help="Class column of --csv (name, or position such as -1).")
 @click.option("--depth", type=int, help="Tree depth.")
-@click.option("--skeleton", help="Widths of the internal layers, e.g. 1-2-4 (a tree of depth 3).")
+@click.option("--skeleton", help="Widths of the internal layers, e.g. 1-2-4-8 (a tree: 1-2-4).")
 @click.option("--solver", default="highs", show_default=True, help="Solver from `odtk solvers`.")
 @click.option("--time-limit", type=float, help="Solver time limit in seconds.")
 @click.option("--gap", type=float, help="Relative MIP gap at which to stop.")
 @click.option("--threads", type=int, help="Solver threads.")
-@click.option("--seed", type=int, help="Solver random seed.")
-@click.option("--lambda", "lam", type=float, default=0.0, show_default=True,
-              help="Regularisation weight λ in [0, 1] (FlowOCT: penalty per split).")
+@click.option("--seed", type=int, help="Solver (and heuristic) random seed.")
+@click.option("--lambda", "lam", type=float, help="FlowOCT: penalty λ in [0, 1] per split.")
+@click.option("--alpha", type=float, help="ODD: regulariser α on active nodes.")
+@click.option("--epsilon", type=float, help="ODD: split strictness ε (default 1e-4).")
+@click.option("--univariate", is_flag=True, default=None, help="ODD: one feature per split.")
+@click.option("--tree", is_flag=True, default=None, help="ODD: fix the topology to the tree skeleton (ODT).")
+@click.option("--fairness", type=click.Choice(["demographic_parity", "equal_opportunity",
+                                               "predictive_equality"]), help="ODD: fairness constraint.")
+@click.option("--xi", type=float, help="ODD: fairness ratio ξ in (0, 1].")
+@click.option("--groups", help="ODD: column holding the two protected groups.")
+@click.option("--max-nodes", type=int, help="ODD: at most this many active nodes (parsimony).")
+@click.option("--min-samples", type=int, help="ODD: at least S samples through every active node.")
+@click.option("--strategy", type=click.Choice(["both", "heuristic", "milp"]),
+              help="ODD: heuristic then warm-started MILP (both, default), or one step alone.")
+@click.option("--heuristic-time", type=float, help="ODD: heuristic time budget in seconds (default 5).")
 @click.option("--max-thresholds", type=int, help="Cap on thresholds per numeric feature (quantiles).")
 @click.option("--handoff", type=click.Choice(["native", "pyomo"]), default="native", show_default=True,
               help="Pass the model through the native matrix API or Pyomo's solver interface.")
 @click.option("--log", is_flag=True, help="Show the solver's log.")
 @click.option("--output", type=click.Path(dir_okay=False), help="Save the trained model as JSON.")
-@click.option("--force", is_flag=True, help="Overwrite --output if it exists.")
-def solve(model, dataset, csv_path, target, depth, skeleton, solver, time_limit, gap, threads, seed, lam,
-          max_thresholds, handoff, log, output, force) -> None:
-    """Learn an optimal tree and print it with its certificate."""
+@click.option("--dot", type=click.Path(dir_okay=False), help="Save the tree/diagram as Graphviz DOT.")
+@click.option("--force", is_flag=True, help="Overwrite --output / --dot if they exist.")
+def solve(model, dataset, csv_path, target, depth, skeleton, solver, time_limit, gap, threads, seed,
+          max_thresholds, handoff, log, output, dot, force, **model_options) -> None:
+    """Learn an optimal tree or diagram and print it with its certificate."""
     if log:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
     data = _training_data(dataset, csv_path, target)
-    if output and Path(output).exists() and not force:
-        raise DataError(f"{output} already exists; choose another name or pass --force to overwrite it.")
+    for path in (output, dot):
+        if path and Path(path).exists() and not force:
+            raise DataError(f"{path} already exists; choose another name or pass --force to overwrite it.")
+    given = {name: value for name, value in model_options.items() if value is not None}
     result = api.solve(
-        model, data, depth=depth, skeleton=skeleton, solver=solver, time_limit=time_limit, mip_gap=gap,
-        threads=threads, seed=seed, log=log, handoff=handoff,
+        model, data, depth=depth, skeleton=skeleton, solver=solver, time_limit=time_limit,
+        mip_gap=gap, threads=threads, seed=seed, log=log, handoff=handoff,
         thresholds="quantiles" if max_thresholds else "midpoints", max_thresholds=max_thresholds,
-        lam=lam)
-    click.echo(result.model.graph.to_text())
+        **given)
+    trained = result.model
+    features = api.as_dataset(data).features
+    click.echo(trained.to_text(features))
     click.echo("")
     click.echo(result.summary())
     if output:
-        result.model.save(output, force=force)
+        trained.save(output, force=force)
         click.echo(f"saved       {output}")
+    if dot:
+        counts = trained.graph.sample_counts(trained.encoder.transform(features))
+        write_text_atomic(dot, trained.graph.to_dot(counts, original_scale(trained.encoder)), force=force)
+        click.echo(f"saved       {dot}")
 
 
 def _training_data(dataset: str | None, csv_path: str | None, target: str | None):

@@ -30,6 +30,7 @@ import pandas as pd
 from odtk.datasets import FeatureEncoder
 from odtk.exceptions import DataError, ModelFileError
 
+Unscale = tuple[np.ndarray, np.ndarray]  # per encoded column: x_scaled = (x - offset) / scale
 FILE_FORMAT = "odtk-model"
 FILE_VERSION = 1
 
@@ -60,15 +61,24 @@ class DecisionGraph:
 
     def predict_index(self, X: np.ndarray) -> np.ndarray:
         """Class index for every row of the encoded matrix ``X``."""
+        return self._route(X)[0]
+
+    def sample_counts(self, X: np.ndarray) -> dict:
+        """How many rows of ``X`` pass through each node (the fragmentation view)."""
+        return self._route(X)[1]
+
+    def _route(self, X: np.ndarray) -> tuple[np.ndarray, dict]:
         X = np.asarray(X)
         if X.ndim != 2 or X.shape[1] != len(self.feature_names):
             raise DataError(f"Expected {len(self.feature_names)} encoded columns, got shape {X.shape}.")
         at = {self.root: np.arange(X.shape[0])}
+        counts = {node: 0 for node in self.graph}
         prediction = np.full(X.shape[0], -1, dtype=int)
         for node in nx.topological_sort(self.graph):
             rows = at.pop(node, None)
             if rows is None:
                 continue
+            counts[node] = len(rows)
             attrs = self.graph.nodes[node]
             if "label" in attrs:
                 prediction[rows] = attrs["label"]
@@ -80,19 +90,27 @@ class DecisionGraph:
             for _, child, data in self.graph.out_edges(node, data=True):
                 chosen = rows[goes_true == data["outcome"]]
                 at[child] = np.concatenate([at[child], chosen]) if child in at else chosen
-        return prediction
+        return prediction, counts
 
-    def to_text(self) -> str:
-        """Indented rendering; in a diagram a node reached again is referred to by id."""
+    def to_text(self, counts: dict | None = None, unscale: Unscale | None = None) -> str:
+        """Indented rendering; in a diagram a node reached again is referred to by id.
+
+        ``counts`` (from :meth:`sample_counts`) adds the share of samples through each
+        node; ``unscale`` (see :func:`original_scale`) prints hyperplanes in original units.
+        """
         expanded: set = set()
+        total = counts[self.root] if counts else 0
+
+        def share(node) -> str:
+            return f"  ({counts[node]} samples, {100 * counts[node] / max(total, 1):.1f}%)" if counts else ""
 
         def describe(node) -> str:
             attrs = self.graph.nodes[node]
             if "label" in attrs:
-                return f"predict {self.class_names[attrs['label']]}  [node {node}]"
+                return f"predict {self.class_names[attrs['label']]}  [node {node}]{share(node)}"
             if node in expanded:
                 return f"go to node {node} (above)"
-            return f"[node {node}] {self.test_text(node)} ?"
+            return f"[node {node}] {self.test_text(node, unscale)} ?{share(node)}"
 
         def walk(node, indent: str) -> list[str]:
             if "label" in self.graph.nodes[node] or node in expanded:
@@ -109,20 +127,30 @@ class DecisionGraph:
 
         return "\n".join([describe(self.root), *walk(self.root, "")])
 
-    def test_text(self, node) -> str:
-        """The test of an internal node, e.g. ``age<=30.5`` or ``0.5·x1 - 0.5·x3 >= 0.1``."""
+    def test_text(self, node, unscale: Unscale | None = None) -> str:
+        """The test of an internal node, e.g. ``age<=30.5`` or ``+0.5·x1 -0.5·x3 >= 0.1``."""
         attrs = self.graph.nodes[node]
         if "feature" in attrs:
             return self.feature_names[attrs["feature"]]
-        terms = [f"{w:+.4g}·{self.feature_names[j]}" for j, w in enumerate(attrs["weights"]) if w != 0]
-        return f"{' '.join(terms) or '0'} >= {attrs['threshold']:.6g}"
+        weights, threshold = np.asarray(attrs["weights"], dtype=float), float(attrs["threshold"])
+        if unscale is not None:
+            scale, offset = unscale
+            weights, threshold = weights / scale, threshold + float(weights @ (offset / scale))
+        terms = [f"{w:+.4g}·{self.feature_names[j]}" for j, w in enumerate(weights) if w != 0]
+        if len(terms) == 1:
+            j = int(np.flatnonzero(weights)[0])
+            side = ">=" if weights[j] > 0 else "<="
+            return f"{self.feature_names[j]} {side} {threshold / weights[j]:.6g}"
+        return f"{' '.join(terms) or '0'} >= {threshold:.6g}"
 
-    def to_dot(self) -> str:
-        """Graphviz DOT source."""
+    def to_dot(self, counts: dict | None = None, unscale: Unscale | None = None) -> str:
+        """Graphviz DOT source (with sample counts per node when ``counts`` is given)."""
         out = ["digraph odtk {", "  node [shape=box];"]
         for node, attrs in self.graph.nodes(data=True):
             text = (f"predict {self.class_names[attrs['label']]}" if "label" in attrs
-                    else f"{self.test_text(node)} ?")
+                    else f"{self.test_text(node, unscale)} ?")
+            if counts:
+                text += f"\\n{counts[node]} samples"
             out.append(f'  n{node} [label="{text}"];')
         for u, v, data in self.graph.edges(data=True):
             out.append(f'  n{u} -> n{v} [label="{"yes" if data["outcome"] else "no"}"];')
@@ -150,6 +178,19 @@ class DecisionGraph:
 
 
 NODE_KEYS = ("feature", "weights", "threshold", "label")
+
+
+def original_scale(encoder: FeatureEncoder) -> Unscale:
+    """Per encoded column (scale, offset) undoing min-max scaling (1, 0 for other columns)."""
+    n = len(encoder.columns_)
+    scale, offset = np.ones(n), np.zeros(n)
+    if encoder.mode == "scaled":
+        for name, kind in encoder.kinds_.items():
+            if kind == "numeric":
+                low, high = encoder.params_[name]
+                (j,) = encoder.groups_[name]
+                scale[j], offset[j] = (high - low) or 1.0, low
+    return scale, offset
 
 
 def _plain_attr(value: Any) -> Any:
@@ -198,6 +239,11 @@ class TrainedModel:
         """Original class labels for raw feature rows (columns as in training)."""
         index = self.graph.predict_index(self.encoder.transform(features))
         return np.asarray(self.classes, dtype=object)[index]
+
+    def to_text(self, features: pd.DataFrame | None = None) -> str:
+        """The graph in original feature units, with sample shares when ``features`` is given."""
+        counts = None if features is None else self.graph.sample_counts(self.encoder.transform(features))
+        return self.graph.to_text(counts, original_scale(self.encoder))
 
     def to_dict(self) -> dict[str, Any]:
         return {

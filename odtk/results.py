@@ -13,7 +13,7 @@ class SolveResult:
     """Outcome of one solve, with the verified decoded model.
 
     ``termination`` is one of ``optimal``, ``time_limit``, ``infeasible``,
-    ``interrupted``, ``error``. ``objective`` is the incumbent's value in the
+    ``interrupted``, ``error``, or ``heuristic`` (a heuristic model, nothing proven). ``objective`` is the incumbent's value in the
     formulation's own terms (re-computed from the decoded model and checked
     against the solver), ``bound`` the solver's best bound, ``gap`` their
     relative difference. Times are in seconds: ``build_time`` (Pyomo instance),
@@ -32,13 +32,14 @@ class SolveResult:
     handoff_time: float
     solve_time: float
     wall_time: float
-    size: ModelSize
+    size: ModelSize | None
     n_samples: int
     train_accuracy: float
     options: dict[str, Any]
     hyperparameters: dict[str, Any]
     model: TrainedModel = field(repr=False)
     message: str = ""
+    steps: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def optimal(self) -> bool:
@@ -47,7 +48,7 @@ class SolveResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (the model as its file representation)."""
         data = {k: v for k, v in asdict(self).items() if k not in ("model", "size")}
-        data["size"] = asdict(self.size)
+        data["size"] = asdict(self.size) if self.size else None
         data["model"] = self.model.to_dict()
         return data
 
@@ -55,15 +56,20 @@ class SolveResult:
         """A few readable lines: status, objective, bound, gap, solver and times."""
         gap = "n/a" if self.gap is None else f"{100 * self.gap:.2f}%"
         bound = "n/a" if self.bound is None else f"{self.bound:.6g}"
-        s = self.size
-        return "\n".join([
+        size = ("no MILP solved" if self.size is None else
+                f"{self.size.variables} variables ({self.size.integer_variables} integer), "
+                f"{self.size.constraints} constraints, {self.size.nonzeros} non-zeros")
+        lines = [
             f"method      {self.method}  {self.hyperparameters}",
             f"status      {self.termination}",
             f"objective   {self.objective:.6g}   bound {bound}   gap {gap}",
             f"accuracy    {self.train_accuracy:.4f} on {self.n_samples} training samples",
             f"solver      {self.solver} {self.solver_version}  options {self.options}",
-            f"model size  {s.variables} variables ({s.integer_variables} integer), "
-            f"{s.constraints} constraints, {s.nonzeros} non-zeros",
+            f"model size  {size}",
             f"time        build {self.build_time:.2f}s  hand-off {self.handoff_time:.2f}s  "
             f"solve {self.solve_time:.2f}s  wall {self.wall_time:.2f}s",
-        ])
+        ]
+        for name, step in self.steps.items():
+            value = "none" if step.get("objective") is None else f"{step['objective']:.6g}"
+            lines.append(f"step        {name}: objective {value} in {step['seconds']:.2f}s")
+        return "\n".join(lines)

@@ -291,6 +291,8 @@ class StandardForm:
     integer: np.ndarray
     maximize: bool
     columns: list
+    cutoff: float | None = None  # a solution must be at least this good (objective units)
+    start: np.ndarray | None = None  # warm-start values (NaN where a variable has none)
 
     @property
     def size(self) -> ModelSize:
@@ -356,6 +358,11 @@ def _solve_highs(form: StandardForm, spec: SolverSpec, options: SolverOptions) -
     for key, value in options.native(spec).items():
         highs.setOptionValue(key, bool(value) if key == "output_flag" else value)
     highs.passModel(highs_lp(form))
+    if form.start is not None:
+        known = np.flatnonzero(~np.isnan(form.start)).astype(np.int32)
+        highs.setSolution(len(known), known, form.start[known])
+    if form.cutoff is not None:
+        highs.setOptionValue("objective_bound", form.cutoff if not form.maximize else -form.cutoff)
     handoff = time.perf_counter() - start
     highs.run()
     status = highs.getModelStatus()
@@ -391,6 +398,10 @@ def _solve_gurobi(form: StandardForm, spec: SolverSpec, options: SolverOptions) 
         sense = np.where(equal, "=", np.where(upper_only, "<", ">"))
         rhs = np.where(upper_only, form.row_upper, form.row_lower)
         model.addMConstr(A, x, sense, rhs)
+        if form.start is not None:
+            x.Start = np.where(np.isnan(form.start), gp.GRB.UNDEFINED, form.start)
+        if form.cutoff is not None:
+            model.Params.Cutoff = form.cutoff
         handoff = time.perf_counter() - start
         try:
             model.optimize()
@@ -400,7 +411,8 @@ def _solve_gurobi(form: StandardForm, spec: SolverSpec, options: SolverOptions) 
             raise
         termination = {gp.GRB.OPTIMAL: "optimal", gp.GRB.TIME_LIMIT: "time_limit",
                        gp.GRB.INFEASIBLE: "infeasible", gp.GRB.INTERRUPTED: "interrupted",
-                       gp.GRB.INF_OR_UNBD: "infeasible"}.get(model.Status, "error")
+                       gp.GRB.INF_OR_UNBD: "infeasible",
+                       gp.GRB.CUTOFF: "infeasible"}.get(model.Status, "error")  # nothing beats the cutoff
         values = np.asarray(x.X) if model.SolCount > 0 else None
         bound = model.ObjBound if (model.IsMIP and values is not None) else (
             model.ObjVal if values is not None else None)
@@ -452,6 +464,13 @@ def _solve_cplex(form: StandardForm, spec: SolverSpec, options: SolverOptions) -
         senses = "".join(np.where(equal, "E", np.where(upper_only, "L", "G")))
         rhs = np.where(upper_only, form.row_upper, form.row_lower).tolist()
         problem.linear_constraints.add(lin_expr=rows, senses=senses, rhs=rhs)
+        if form.start is not None:
+            known = np.flatnonzero(~np.isnan(form.start))
+            problem.MIP_starts.add(cplex.SparsePair(known.tolist(), form.start[known].tolist()),
+                                   problem.MIP_starts.effort_level.auto)
+        if form.cutoff is not None:
+            cutoffs = problem.parameters.mip.tolerances
+            (cutoffs.lowercutoff if form.maximize else cutoffs.uppercutoff).set(form.cutoff)
         handoff = time.perf_counter() - start
         try:
             problem.solve()
@@ -503,6 +522,7 @@ def _solve_cbc(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> 
         args = [binary, str(mps)]
         for key, value in options.native(spec).items():
             args += [f"-{key}", str(value)]
+        args += _cbc_start_and_cutoff(form, Path(tmp))
         args += ["-solve", "-solu", str(sol)]
         run = subprocess.run(args, capture_output=True, text=True)
         if options.log:
@@ -512,6 +532,21 @@ def _solve_cbc(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> 
             return dict(termination="error", values=None, bound=None, handoff=handoff,
                         message=f"CBC exited with code {run.returncode}: {tail[0]}")
         return _cbc_outcome(sol.read_text(), run.stdout, form, handoff)
+
+
+def _cbc_start_and_cutoff(form: StandardForm, folder: Path) -> list[str]:
+    """CBC arguments for a warm start (a solution file) and a cutoff, in its minimisation terms."""
+    args = []
+    sign = -1.0 if form.maximize else 1.0
+    if form.start is not None:
+        known = np.flatnonzero(~np.isnan(form.start))
+        lines = [f"{j} c{j} {form.start[j]:.12g}" for j in known]
+        start = folder / "start.sol"
+        start.write_text("Stopped on iterations - objective value 0\n" + "\n".join(lines) + "\n")
+        args += ["-mipStart", str(start)]
+    if form.cutoff is not None:
+        args += ["-cutoff", repr(sign * form.cutoff)]
+    return args
 
 
 def _cbc_outcome(solution: str, stdout: str, form: StandardForm, handoff: float) -> dict:
@@ -588,18 +623,28 @@ def check_licence(spec: SolverSpec, size: ModelSize) -> None:
 
 
 def solve_instance(instance, solver: str, options: SolverOptions | None = None,
-                   handoff: str = "native") -> SolverOutcome:
-    """Solve a concrete Pyomo instance; the solution (if any) is loaded into its variables."""
+                   handoff: str = "native", warm_start: bool = False,
+                   cutoff: float | None = None) -> SolverOutcome:
+    """Solve a concrete Pyomo instance; the solution (if any) is loaded into its variables.
+
+    ``warm_start`` passes the values the instance's variables hold now as a MIP start;
+    ``cutoff`` asks only for solutions at least as good as that objective value.
+    """
     options = options or SolverOptions()
     if handoff not in HANDOFFS:
         raise ConfigError(f"Unknown hand-off {handoff!r}; choose one of {', '.join(HANDOFFS)}.")
     spec = require_solver(solver)
     start = time.perf_counter()
     form = to_standard_form(instance)
+    if warm_start:
+        form.start = np.array([np.nan if v.value is None else v.value for v in form.columns], dtype=float)
+    form.cutoff = cutoff
     compile_time = time.perf_counter() - start
     check_licence(spec, form.size)
     start = time.perf_counter()
     if handoff == "pyomo":
+        if warm_start or cutoff is not None:
+            raise ConfigError("Warm starts and cutoffs use the native hand-off; drop handoff='pyomo'.")
         raw = _solve_pyomo(instance, form, spec, options)
     else:
         raw = _NATIVE[spec.backend](form, spec, options)

@@ -89,3 +89,13 @@ def test_infeasible_model_is_reported(solver):
     m.impossible = pyo.Constraint(expr=m.x[0] + m.x[1] >= 3)
     outcome = solve_instance(m, solver)
     assert outcome.termination == "infeasible" and not outcome.has_solution
+
+
+def test_warm_start_and_cutoff(solver):
+    m = _knapsack()
+    for var, value in zip([*m.x.values(), m.y], [1, 0, 0, 0, 2]):  # feasible, value 8
+        var.set_value(value)
+    assert solve_instance(m, solver, warm_start=True).objective == pytest.approx(10.0)
+    assert solve_instance(_knapsack(), solver, cutoff=9.5).objective == pytest.approx(10.0)
+    beyond = solve_instance(_knapsack(), solver, cutoff=10.5)
+    assert beyond.termination == "infeasible" and not beyond.has_solution
