@@ -103,3 +103,19 @@ def test_hyperplane_nodes_route_and_round_trip():
     g.nodes[0]["weights"] = [1.0]
     with pytest.raises(ModelFileError, match="weights"):
         DecisionGraph(g, ["a", "b"], ["no", "yes"])
+
+
+def test_sample_shares_and_original_units():
+    frame = pd.DataFrame({"length": [1.0, 3.0, 5.0, 9.0], "label": [0, 0, 1, 1]})
+    data = from_dataframe(frame, "label")
+    encoder = FeatureEncoder(mode="scaled").fit(data)  # length 1..9 → (x - 1) / 8
+    g = nx.DiGraph()
+    g.add_node(0, weights=[1.0], threshold=0.5)  # scaled 0.5 = length 5
+    g.add_node(1, label=0)
+    g.add_node(2, label=1)
+    g.add_edges_from([(0, 1, {"outcome": False}), (0, 2, {"outcome": True})])
+    model = TrainedModel(DecisionGraph(g, encoder.columns_, ["0", "1"]), encoder, [0, 1], "odd")
+    text = model.to_text(data.features)
+    assert "length >= 5 ?  (4 samples, 100.0%)" in text
+    assert "predict 1  [node 2]  (2 samples, 50.0%)" in text
+    assert model.graph.sample_counts(encoder.transform(data.features)) == {0: 4, 1: 2, 2: 2}
