@@ -54,6 +54,7 @@ SKELETON = "tree"
 # numeric hyper-parameters: (lowest, highest, default); choices: (default, *other allowed values)
 HYPERPARAMETERS = {"lam": (0.0, 1.0, 0.0)}
 CHOICES: dict[str, tuple] = {}
+SIDE_CONSTRAINTS: tuple[str, ...] = ()
 
 
 def build_model() -> pyo.AbstractModel:

@@ -3,6 +3,8 @@
 It validates and encodes the data, builds the formulation's Pyomo instance from
 its abstract model, hands it to the chosen solver, decodes the learned model,
 and checks that the decoded model reproduces the objective the solver reported.
+Models with a constructive heuristic (ODD) can run it alone, the MILP alone, or
+both: the heuristic diagram then warm-starts the MILP and its value is the cutoff.
 """
 from __future__ import annotations
 
@@ -10,8 +12,9 @@ import math
 import time
 import warnings
 from types import ModuleType
-from typing import Any
+from typing import Any, Callable
 
+import networkx as nx
 import numpy as np
 import pandas as pd
 from pyomo.common.gc_manager import PauseGC
@@ -19,13 +22,16 @@ from sklearn.preprocessing import LabelEncoder
 
 from odtk.datasets import Dataset, FeatureEncoder, from_dataframe, load_dataset
 from odtk.exceptions import ConfigError, DataError, SelfCheckError, SolveError
-from odtk.formulations import flowoct
+from odtk.formulations import flowoct, odd
+from odtk.heuristics import construct_diagram
 from odtk.models import DecisionGraph, TrainedModel
 from odtk.results import SolveResult
-from odtk.skeletons import parse_widths, tree_skeleton
-from odtk.solvers import SolverOptions, SolverOutcome, solve_instance
+from odtk.skeletons import diagram_skeleton, parse_widths, tree_skeleton
+from odtk.solvers import SolverOptions, SolverOutcome, get_spec, solve_instance
 
-FORMULATIONS: dict[str, ModuleType] = {module.KEY: module for module in (flowoct,)}
+FORMULATIONS: dict[str, ModuleType] = {module.KEY: module for module in (flowoct, odd)}
+HEURISTICS: dict[str, Callable] = {"odd": construct_diagram}  # model key → step-1 heuristic
+STRATEGIES = ("milp", "heuristic", "both")
 SELF_CHECK_TOLERANCE = 1e-4
 
 
@@ -86,42 +92,76 @@ def _hyperparameters(module: ModuleType, given: dict[str, Any]) -> dict[str, Any
     return values
 
 
-def _skeleton(module: ModuleType, depth: int | None, skeleton: str | None):
-    """A tree model takes a depth, or a skeleton of internal-node widths 1-2-4-… (depth = layers)."""
+def _skeleton(module: ModuleType, depth: int | None, skeleton: str | None,
+              hyper: dict[str, Any]) -> nx.DiGraph:
+    """The skeleton of a tree model (depth, or widths 1-2-4-…) or of a diagram model (widths).
+
+    For a diagram model, ``depth=d`` means the tree skeleton 1-2-…-2^(d-1) in tree mode.
+    """
+    if skeleton is not None and depth is not None:
+        widths = parse_widths(skeleton)
+        if widths != _tree_widths(depth):
+            raise ConfigError(f"depth={depth} contradicts skeleton {skeleton!r}; give one of them.")
+    if module.SKELETON == "diagram":
+        if skeleton is None and depth is None:
+            raise ConfigError(f"Model {module.KEY!r} needs a skeleton, e.g. skeleton='1-2-4-8' "
+                              "(--skeleton 1-2-4-8), or a tree depth.")
+        if skeleton is None:
+            hyper["tree"] = True
+        return diagram_skeleton(skeleton or _tree_widths(depth))
     if skeleton is not None:
         widths = parse_widths(skeleton)
-        if widths != [2**layer for layer in range(len(widths))]:
+        if widths != _tree_widths(len(widths)):
             raise ConfigError(f"Model {module.KEY!r} learns trees: skeleton {skeleton!r} must double "
                               "at every layer (e.g. 1-2-4 is a tree of depth 3).")
-        if depth is not None and depth != len(widths):
-            raise ConfigError(f"depth={depth} contradicts skeleton {skeleton!r} (a tree of depth "
-                              f"{len(widths)}); give one of them.")
         depth = len(widths)
     if depth is None:
         raise ConfigError(f"Model {module.KEY!r} needs a tree depth, e.g. depth=2 (--depth 2).")
     return tree_skeleton(depth)
 
 
+def _tree_widths(depth: int) -> list[int]:
+    return [2**layer for layer in range(depth)]
+
+
+def _group_vector(dataset: Dataset, groups: str | None, module: ModuleType) -> np.ndarray | None:
+    """The 0/1 protected-group indicator taken from column ``groups``."""
+    if groups is None:
+        return None
+    if "fairness" not in module.CHOICES:
+        raise ConfigError(f"Model {module.KEY!r} has no fairness constraints; drop groups=….")
+    if groups not in dataset.features.columns:
+        raise DataError(f"Group column {groups!r} not found among the features of '{dataset.name}'.")
+    values = sorted(dataset.features[groups].unique().tolist(), key=str)
+    if len(values) != 2:
+        raise DataError(f"Group column {groups!r} must have exactly two values, found {len(values)}.")
+    return (dataset.features[groups] == values[1]).to_numpy().astype(int)
+
+
 def _raise_for_termination(outcome: SolverOutcome, solver: str, options: SolverOptions) -> None:
-    if outcome.has_solution:
-        return
     if outcome.termination == "infeasible":
-        raise SolveError(f"{solver} proved the model infeasible; relax the side constraints.")
+        raise SolveError(f"{solver} proved the model infeasible; relax the side constraints "
+                         "(fairness ratio, minimum samples per node, node budget).")
     if outcome.termination == "time_limit":
         raise SolveError(f"{solver} found no feasible solution within the time limit of "
                          f"{options.time_limit} s; raise --time-limit.")
     raise SolveError(f"{solver} stopped without a solution ({outcome.termination}: "
-                     f"{outcome.message}); try another solver or raise --log to see its output.")
+                     f"{outcome.message}); try another solver or pass --log to see its output.")
 
 
-def _self_check(expected: float, outcome: SolverOutcome, solver: str) -> float:
+def _better(module: ModuleType, a: float, b: float) -> bool:
+    """True when objective ``a`` is strictly better than ``b`` for the formulation's sense."""
+    return a > b if module.SENSE == "maximize" else a < b
+
+
+def _self_check(module: ModuleType, expected: float, outcome: SolverOutcome, solver: str) -> float:
     """The decoded model's objective must match the solver's; returns the objective to report."""
     reported = outcome.objective
     tolerance = SELF_CHECK_TOLERANCE * max(1.0, abs(reported))
     if abs(expected - reported) <= tolerance:
         return expected
-    if outcome.termination != "optimal" and expected > reported:
-        return expected  # an unproven incumbent whose flows were not maximal: the tree is better
+    if outcome.termination != "optimal" and _better(module, expected, reported):
+        return expected  # an unproven incumbent whose flows were not maximal: the model is better
     raise SelfCheckError(
         f"Self-check failed: the decoded model scores {expected:.6g} on the training data but "
         f"{solver} reported {reported:.6g}; tighten the solver's tolerances or report this model.")
@@ -133,56 +173,152 @@ def _gap(objective: float, bound: float | None) -> float | None:
     return abs(bound - objective) / max(abs(objective), 1e-10)
 
 
+class _Problem:
+    """Encoded training data and everything a formulation needs to be built."""
+
+    def __init__(self, module: ModuleType, dataset: Dataset, thresholds: str,
+                 max_thresholds: int | None, group: np.ndarray | None):
+        self.module = module
+        self.dataset = dataset
+        self.encoder = FeatureEncoder(mode=module.FEATURES, thresholds=thresholds,
+                                      max_thresholds=max_thresholds).fit(dataset)
+        self.X = self.encoder.transform(dataset)
+        self.labels = LabelEncoder().fit(dataset.target)
+        self.y = self.labels.transform(dataset.target)
+        self.extra = {} if group is None else {"group": group}
+
+    def graph(self, decoded: nx.DiGraph) -> DecisionGraph:
+        return DecisionGraph(decoded, self.encoder.columns_, [str(c) for c in self.labels.classes_])
+
+    def score(self, graph: DecisionGraph, skeleton: nx.DiGraph, hyper: dict) -> tuple[float, float]:
+        """(objective re-computed from the graph's own predictions, training accuracy)."""
+        predicted = graph.predict_index(self.X)
+        objective = self.module.objective_of(graph.graph, predicted, self.y, skeleton, **hyper)
+        return objective, float(np.mean(predicted == self.y))
+
+
+def _heuristic(problem: _Problem, skeleton: nx.DiGraph, hyper: dict, budget: float,
+               seed: int | None) -> tuple[DecisionGraph, dict]:
+    """Step 1: the constructive heuristic, verified against its own re-evaluation."""
+    found = HEURISTICS[problem.module.KEY](problem.X, problem.y, skeleton.graph["widths"],
+                              len(problem.labels.classes_), alpha=hyper["alpha"],
+                              time_budget=budget, seed=seed or 0)
+    graph = problem.graph(found.graph)
+    objective, _ = problem.score(graph, skeleton, hyper)
+    if abs(objective - found.objective) > 1e-9:
+        raise SelfCheckError(f"Self-check failed: the heuristic reported {found.objective:.6g} but "
+                             f"its diagram scores {objective:.6g}.")
+    return graph, {"objective": objective, "seconds": found.seconds, "starts": found.starts}
+
+
 def solve(model: str, data: Any, *, target: str | int | None = None, depth: int | None = None,
           skeleton: str | None = None, solver: str = "highs", time_limit: float | None = None,
           mip_gap: float | None = None, threads: int | None = None, seed: int | None = None,
           log: bool = False, handoff: str = "native", thresholds: str = "midpoints",
-          max_thresholds: int | None = None, **hyperparameters: Any) -> SolveResult:
-    """Learn an optimal tree with formulation ``model`` on ``data`` and return the verified result.
+          max_thresholds: int | None = None, groups: str | None = None,
+          strategy: str | None = None, heuristic_time: float = 5.0,
+          **hyperparameters: Any) -> SolveResult:
+    """Learn an optimal tree or diagram with formulation ``model`` and return the verified result.
 
     ``data`` is a bundled dataset name, a :class:`~odtk.datasets.Dataset`, a DataFrame
     (with ``target``) or a tuple ``(X, y)``. Hyper-parameters are the formulation's own
-    (FlowOCT: ``lam``). Numeric features are binarised at thresholds fitted on ``data``.
+    (FlowOCT: ``lam``; ODD: ``alpha``, ``epsilon``, ``univariate``, ``tree``, …).
+    ``strategy`` (models with a heuristic): ``"heuristic"``, ``"milp"`` or ``"both"``
+    (default). ``groups`` names the 0/1 protected-group column for fairness constraints.
     """
     wall = time.perf_counter()
     module = _formulation(model)
     hyper = _hyperparameters(module, hyperparameters)
+    strategy = _strategy(module, strategy, hyper)
     options = SolverOptions(time_limit=time_limit, mip_gap=mip_gap, threads=threads, seed=seed, log=log)
-    tree_shape = _skeleton(module, depth, skeleton)
-    depth = tree_shape.graph["depth"]
+    shape = _skeleton(module, depth, skeleton, hyper)
+    if shape.graph["kind"] == "tree":
+        depth = shape.graph["depth"]
+    else:
+        skeleton = "-".join(map(str, shape.graph["widths"]))
     dataset = as_dataset(data, target)
-    encoder = FeatureEncoder(mode=module.FEATURES, thresholds=thresholds,
-                             max_thresholds=max_thresholds).fit(dataset)
-    X = encoder.transform(dataset)
-    labels = LabelEncoder().fit(dataset.target)
-    y = labels.transform(dataset.target)
-
-    start = time.perf_counter()
-    with PauseGC():
-        instance = module.build_model().create_instance(
-            module.make_data(X, y, tree_shape, len(labels.classes_), **hyper))
-    build_time = time.perf_counter() - start
-    outcome = solve_instance(instance, solver, options, handoff=handoff)
-    _raise_for_termination(outcome, solver, options)
-    if outcome.termination != "optimal":
-        warnings.warn(f"{solver} stopped with status {outcome.termination}: the tree is feasible "
-                      "but not proven optimal.", stacklevel=2)
-
-    graph = DecisionGraph(module.decode(instance), encoder.columns_,
-                          [str(c) for c in labels.classes_])
-    predicted = graph.predict_index(X)
-    correct = int((predicted == y).sum())
-    expected = module.objective_of(graph.graph, predicted, y, tree_shape, **hyper)
-    objective = _self_check(expected, outcome, solver)
-    trained = TrainedModel(graph, encoder, list(labels.classes_), model,
+    problem = _Problem(module, dataset, thresholds, max_thresholds, _group_vector(dataset, groups, module))
+    steps: dict[str, dict] = {}
+    start_graph = None
+    if strategy in ("heuristic", "both"):
+        start_graph, steps["heuristic"] = _heuristic(problem, shape, hyper, heuristic_time, seed)
+    best, outcome, build_time = start_graph, None, 0.0
+    termination = "heuristic"
+    if strategy in ("milp", "both"):
+        best, outcome, build_time, termination = _milp(problem, shape, hyper, solver, options,
+                                                        handoff, start_graph, steps)
+    objective, accuracy = problem.score(best, shape, hyper)
+    trained = TrainedModel(best, problem.encoder, list(problem.labels.classes_), model,
                            target=str(dataset.target.name),
-                           summary={"dataset": dataset.name, "depth": depth, **hyper})
+                           summary={"dataset": dataset.name, "skeleton": skeleton, "depth": depth, **hyper})
+    bound = outcome.bound if outcome and outcome.has_solution else steps.get("milp", {}).get("bound")
     return SolveResult(
-        method=model, solver=solver, solver_version=outcome.version,
-        termination=outcome.termination, objective=objective, bound=outcome.bound,
-        gap=_gap(objective, outcome.bound), build_time=build_time,
-        handoff_time=outcome.handoff_time, solve_time=outcome.solve_time,
-        wall_time=time.perf_counter() - wall, size=outcome.size, n_samples=len(y),
-        train_accuracy=correct / len(y), options=outcome.native,
-        hyperparameters={"depth": depth, **hyper}, model=trained, message=outcome.message,
+        method=model, solver=solver if outcome else "heuristic",
+        solver_version=outcome.version if outcome else "", termination=termination,
+        objective=objective, bound=bound, gap=_gap(objective, bound), build_time=build_time,
+        handoff_time=outcome.handoff_time if outcome else 0.0,
+        solve_time=outcome.solve_time if outcome else 0.0,
+        wall_time=time.perf_counter() - wall, size=outcome.size if outcome else None,
+        n_samples=len(problem.y), train_accuracy=accuracy,
+        options=outcome.native if outcome else {},
+        hyperparameters={"skeleton": skeleton, "depth": depth, **hyper}, model=trained,
+        message=outcome.message if outcome else "", steps=steps,
     )
+
+
+def _strategy(module: ModuleType, strategy: str | None, hyper: dict[str, Any]) -> str:
+    """The training steps to run; the heuristic cannot honour side constraints."""
+    has_heuristic = module.KEY in HEURISTICS
+    chosen = strategy or ("both" if has_heuristic else "milp")
+    if chosen not in STRATEGIES:
+        raise ConfigError(f"Unknown strategy {chosen!r}; choose one of {', '.join(STRATEGIES)}.")
+    if chosen != "milp" and not has_heuristic:
+        raise ConfigError(f"Model {module.KEY!r} has no heuristic; use strategy 'milp'.")
+    constrained = [name for name in module.SIDE_CONSTRAINTS if hyper.get(name) is not None]
+    if chosen == "heuristic" and constrained:
+        raise ConfigError(f"The heuristic ignores {', '.join(constrained)}; use strategy 'milp' or 'both'.")
+    return chosen
+
+
+def _milp(problem: _Problem, shape: nx.DiGraph, hyper: dict, solver: str, options: SolverOptions,
+          handoff: str, start_graph: DecisionGraph | None, steps: dict):
+    """Step 2: build, (warm-start,) solve, decode, self-check. Returns (graph, outcome, build s, status)."""
+    module = problem.module
+    start = time.perf_counter()
+    try:
+        data = module.make_data(problem.X, problem.y, shape, len(problem.labels.classes_),
+                                **hyper, **problem.extra)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    with PauseGC():
+        instance = module.build_model().create_instance(data)
+    build_time = time.perf_counter() - start
+    capabilities = get_spec(solver).capabilities
+    cutoff = None
+    if any(hyper.get(name) is not None for name in module.SIDE_CONSTRAINTS):
+        start_graph = None  # the heuristic diagram may violate the side constraints
+    if start_graph is not None:
+        module.warm_start(instance, start_graph.graph, problem.X)
+        heuristic_value = steps["heuristic"]["objective"]
+        cutoff = heuristic_value + 1e-6 if capabilities["cutoff"] else None
+    outcome = solve_instance(instance, solver, options, handoff=handoff,
+                             warm_start=start_graph is not None and capabilities["warm_start"],
+                             cutoff=cutoff)
+    steps["milp"] = {"termination": outcome.termination, "seconds": outcome.solve_time,
+                     "objective": outcome.objective, "bound": outcome.bound}
+    if not outcome.has_solution:
+        if start_graph is None or outcome.termination not in ("infeasible", "time_limit", "optimal"):
+            _raise_for_termination(outcome, solver, options)
+        # nothing beats the heuristic: proven when the cut-off model is infeasible
+        proven = outcome.termination in ("infeasible", "optimal")
+        steps["milp"]["bound"] = steps["heuristic"]["objective"] if proven else outcome.bound
+        return start_graph, outcome, build_time, "optimal" if proven else "time_limit"
+    graph = problem.graph(module.decode(instance))
+    expected, _ = problem.score(graph, shape, hyper)
+    _self_check(module, expected, outcome, solver)
+    if outcome.termination != "optimal":
+        warnings.warn(f"{solver} stopped with status {outcome.termination}: the model is feasible "
+                      "but not proven optimal.", stacklevel=3)
+    if start_graph is not None and _better(module, steps["heuristic"]["objective"], expected):
+        return start_graph, outcome, build_time, outcome.termination
+    return graph, outcome, build_time, outcome.termination

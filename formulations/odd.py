@@ -1,0 +1,591 @@
+"""ODD: optimal decision diagrams for classification.
+
+Citation: A. M. Florio, P. Martins, M. Schiffer, T. Serra, T. Vidal, "Optimal
+Decision Diagrams for Classification", AAAI 2023 (arXiv:2205.14500), MILP
+(1)–(18) with the fairness (19) and stability (20) extensions. Equation numbers
+are those of the paper; where it leaves room, the authors' public code decides.
+
+The skeleton has layers V_0 = {r}, V_1, …, V_{D-1} of internal nodes V (ids 0, 1, …
+layer by layer) and one class terminal per class, C (the terminal of class k is
+node |V| + k). Candidate arcs A: from every node of V_l to every node of V_{l+1}
+and to every terminal (the last layer reaches the terminals only). An active
+internal node u has one arc per side; sample i follows the positive side iff
+a_u·x_i ≥ b_u and the negative side iff a_u·x_i + ε ≤ b_u. Features are in [0, 1].
+
+    min  (1/n) Σ_i Σ_{v∈C} φ_iv w_iv  +  (α/|V_I|) Σ_{v∈V_I} d_v    V_I = V \\ {r}    (18)
+    s.t. w⁻_iv + w⁺_iv = Σ_{u:(u,v)∈A} (z⁻_iuv + z⁺_iuv)   (= 1 at v = r)        (1)
+         w⁻_iu = Σ_v z⁻_iuv,   w⁺_iu = Σ_v z⁺_iuv                                (2), (3)
+         Σ_{u∈V_l} w⁻_iu ≤ 1 − λ_il,   Σ_{u∈V_l} w⁺_iu ≤ λ_il                      (4), (5)
+         Σ_v y⁻_uv = d_u = Σ_v y⁺_uv                        u ∈ V                  (6)
+         d_v ≤ Σ_u (y⁻_uv + y⁺_uv)                          v ∈ V_I                (7)
+         y⁻_uv + y⁺_uv ≤ d_v   (d_v = 1 for v ∈ C)          (u, v) ∈ A             (8)
+         z⁻_iuv ≤ y⁻_uv,   z⁺_iuv ≤ y⁺_uv                                          (9), (10)
+         y⁻_uv + Σ_{w ≤ v} y⁺_uw ≤ 1                         (u, v) ∈ A             (11)
+         Σ_w (y⁻_wu + y⁺_wu) ≥ Σ_w (y⁻_wv + y⁺_wv)     u < v consecutive in V_l, l ≥ 1  (12)
+         a_u·x_i + ε ≤ b_u + M⁻_i (1 − w⁻_iu)                                       (13)
+         a_u·x_i ≥ b_u − M⁺_i (1 − w⁺_iu)                                           (14)
+         univariate: Σ_j e_uj = 1,  |a_uj| ≤ e_uj,  e ∈ {0,1}                      (15), (16)
+         w_iv = Σ_u (z⁻_iuv + z⁺_iuv)                        v ∈ C                  (17)
+         y, λ ∈ {0,1};  d, w, z ∈ [0,1];  b ∈ [−1,1];
+         a = a⁺ − a⁻ with a⁺, a⁻ ≥ 0 and Σ_j (a⁺_uj + a⁻_uj) ≤ 1
+
+φ_iv (mismatch penalty) is 1 if terminal v's class differs from sample i's class,
+else 0, so the first term of (18) is the training error rate. (11) orders the two
+arcs of a node: its negative child has a smaller id than its positive child (a
+split and its mirror image are the same split). (12) orders the nodes of a layer by
+non-increasing in-degree, so the inactive nodes come last.
+
+Options:
+
+* ``tree=True`` (optimal decision *tree* on a skeleton of widths 1-2-4-…): (7) becomes
+  an equality, so every active non-root node has exactly one incoming arc.
+* fairness (19), with positive class 1 and protected groups g ∈ {0, 1} given by a 0/1
+  vector: for the population P (all samples for demographic parity, those with y = 1
+  for equal opportunity, those with y = 0 for predictive equality) and P_g = P ∩ group g,
+  n_h Σ_{i∈P_g} w_{i,c⁺} ≥ ξ n_g Σ_{i∈P_h} w_{i,c⁺} for {g, h} = {0, 1}, n_g = |P_g|:
+  the positive-prediction rate of each group is at least ξ times the other's.
+* parsimony: Σ_{v∈V} d_v ≤ max_nodes (the root included; cited as (18), the node
+  count it bounds).
+* stability (20): Σ_i (w⁻_iv + w⁺_iv) ≥ S d_v for every internal node v, root included.
+
+Symbols → Pyomo components:
+
+    i, j, l                   sets I (samples), J (features), L (internal layers)
+    V, V_l, r, C, A           sets V, VL[l], param root, sets C, A (pairs (u, v))
+    arcs out of u / into v    indexed sets OUT[u], IN[v]
+    x_ij, φ_iv, class of v    params x[i,j], phi[i,v], cls[v]
+    α, ε, M⁻_i, M⁺_i          params alpha, epsilon, big_m_neg[i], big_m_pos[i]
+    w⁻_iu, w⁺_iu, w_iv        vars w_neg[i,u], w_pos[i,u], w_term[i,v]
+    z⁻_iuv, z⁺_iuv            vars z_neg[i,u,v], z_pos[i,u,v]
+    λ_il, d_u, y⁻_uv, y⁺_uv    vars lam[i,l], d[u], y_neg[u,v], y_pos[u,v]
+    a⁺, a⁻, b, e              vars a_plus[u,j], a_minus[u,j], b[u], e[u,j] (u ∈ U: univariate)
+    ξ, S, max_nodes           params xi, min_samples, max_nodes; sets GROUPS, FAIR[g]; param positive
+
+Deviations and choices:
+
+* (13)–(14) are big-M constraints, not indicator constraints: native indicators do not
+  pass through Pyomo's solver interfaces or the standard-form hand-off, so big-M is
+  used for every solver. M is derived from the variable bounds: with ‖a‖₁ ≤ 1 and
+  |b| ≤ 1, M⁻_i = ‖x_i‖_∞ + 1 + ε and M⁺_i = ‖x_i‖_∞ + 1 (2 + ε and 2 on [0, 1] data).
+* The hyperplane is bounded by ‖a_u‖₁ ≤ 1 (a = a⁺ − a⁻, as in the authors' code); this
+  bound, cited with (13), is what the big-M values rest on.
+* Univariate splits use binaries e_uj with a_uj ∈ [−1, 1] (the authors' code uses
+  a ∈ {−1, 0, 1}); the negative coefficient lets (11) mirror a split.
+* d is continuous in [0, 1] (integral through (6)); the root is fixed active by its bounds.
+* (12) is stated for consecutive nodes of a layer, which implies it for every pair.
+* Tree mode states (7) as an equality; the authors' code caps the in-degree at 1 instead,
+  which with (7)–(8) is the same feasible set.
+* Equal opportunity and predictive equality are (19) on the samples with y = 1 and y = 0.
+  Stability counts S in samples (not as a share of n) and includes the root, so S > n is
+  infeasible. The authors' code has neither fairness, parsimony nor stability.
+* Decoding uses the threshold b − ε/2, midway in the gap the model leaves, so every
+  training sample follows the side the flow variables give it despite solver tolerances.
+* ε = 1e-4 as in the authors' code; α defaults to 0.01 (their optimiser defaults to 0,
+  their example uses 0.1).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import networkx as nx
+import numpy as np
+import pyomo.environ as pyo
+
+KEY = "odd"
+CITATION = ("Florio, Martins, Schiffer, Serra & Vidal, Optimal Decision Diagrams for "
+            "Classification (AAAI 2023), MILP (1)–(20)")
+SENSE = "minimize"
+FEATURES = "scaled"
+SKELETON = "diagram"
+# numeric hyper-parameters: (lowest, highest, default); choices: (default, *other allowed values)
+HYPERPARAMETERS = {
+    "alpha": (0.0, 1.0, 0.01),
+    "epsilon": (1e-7, 0.1, 1e-4),
+    "xi": (0.0, 1.0, None),
+    "max_nodes": (1, 10**6, None),
+    "min_samples": (1, 10**6, None),
+}
+CHOICES = {
+    "univariate": (False, True),
+    "tree": (False, True),
+    "fairness": (None, "demographic_parity", "equal_opportunity", "predictive_equality"),
+}
+# options whose constraints a diagram built without them (e.g. by a heuristic) may violate
+SIDE_CONSTRAINTS = ("fairness", "max_nodes", "min_samples")
+FAIRNESS_POPULATION = {"demographic_parity": None, "equal_opportunity": 1, "predictive_equality": 0}
+POSITIVE_CLASS = 1
+A_NORM = 1.0  # bound on ‖a_u‖₁
+B_BOUND = 1.0  # bound on |b_u|
+
+
+def build_model() -> pyo.AbstractModel:
+    """The abstract ODD model (1)–(20)."""
+    m = pyo.AbstractModel(name="ODD")
+    _sets(m)
+    _params(m)
+    _variables(m)
+    m.objective = pyo.Objective(rule=_objective, sense=pyo.minimize,
+                                doc="(18) error rate plus α times the share of active non-root nodes")
+    _flow_constraints(m)
+    _topology_constraints(m)
+    _split_constraints(m)
+    _extension_constraints(m)
+    return m
+
+
+def _sets(m: pyo.AbstractModel) -> None:
+    m.I = pyo.Set(ordered=True, doc="training samples")
+    m.J = pyo.Set(ordered=True, doc="features (scaled to [0, 1])")
+    m.L = pyo.Set(ordered=True, doc="internal layers 0 … D-1")
+    m.V = pyo.Set(ordered=True, doc="internal nodes, numbered layer by layer")
+    m.VL = pyo.Set(m.L, within=m.V, ordered=True, doc="internal nodes V_l of layer l")
+    m.C = pyo.Set(ordered=True, doc="class terminals, one per class")
+    m.N = pyo.Set(initialize=lambda m: [*m.V, *m.C], ordered=True, doc="all nodes V ∪ C")
+    m.A = pyo.Set(within=m.V * m.N, ordered=True, doc="candidate arcs (u, v)")
+    m.OUT = pyo.Set(m.V, within=m.N, ordered=True, doc="heads v of the arcs leaving u")
+    m.IN = pyo.Set(m.N, within=m.V, ordered=True, doc="tails u of the arcs entering v")
+    m.ORDER = pyo.Set(within=m.V * m.V, doc="consecutive nodes u < v of a layer l ≥ 1, for (12)")
+    m.GROUPS = pyo.Set(doc="protected groups {0, 1} when fairness is on, else empty")
+    m.FAIR = pyo.Set(m.GROUPS, within=m.I, doc="samples of group g in the fairness population")
+
+
+def _params(m: pyo.AbstractModel) -> None:
+    m.root = pyo.Param(within=m.V, doc="root node r")
+    m.x = pyo.Param(m.I, m.J, within=pyo.Reals, doc="feature value x_ij")
+    m.phi = pyo.Param(m.I, m.C, within=pyo.Binary, doc="φ_iv: 1 if terminal v's class is not y_i")
+    m.cls = pyo.Param(m.C, within=pyo.NonNegativeIntegers, doc="class of terminal v")
+    m.alpha = pyo.Param(within=pyo.NonNegativeReals, doc="regulariser α on active nodes")
+    m.epsilon = pyo.Param(within=pyo.PositiveReals, doc="split strictness ε")
+    m.univariate = pyo.Param(within=pyo.Boolean, doc="one feature per split, (15)–(16)")
+    m.tree = pyo.Param(within=pyo.Boolean, doc="tree mode: (7) as an equality")
+    m.U = pyo.Set(initialize=lambda m: list(m.V) if pyo.value(m.univariate) else [],
+                  within=m.V, doc="nodes restricted to univariate splits")
+    m.big_m_neg = pyo.Param(
+        m.I, initialize=lambda m, i: _reach(m, i) + B_BOUND + pyo.value(m.epsilon),
+        doc="M⁻_i = max (a·x_i + ε − b) over the bounds of a and b, for (13)")
+    m.big_m_pos = pyo.Param(m.I, initialize=lambda m, i: _reach(m, i) + B_BOUND,
+                            doc="M⁺_i = max (b − a·x_i) over the bounds of a and b, for (14)")
+    m.xi = pyo.Param(within=pyo.UnitInterval, doc="fairness ratio ξ (0 when off)")
+    m.positive = pyo.Param(within=m.C, doc="terminal of the positive class, for (19)")
+    m.max_nodes = pyo.Param(within=pyo.NonNegativeIntegers, doc="at most this many active nodes")
+    m.min_samples = pyo.Param(within=pyo.NonNegativeIntegers,
+                              doc="S: samples through every active node (0 when off)")
+
+
+def _reach(m, i) -> float:
+    """Largest |a·x_i| over ‖a‖₁ ≤ A_NORM."""
+    return A_NORM * max(abs(pyo.value(m.x[i, j])) for j in m.J)
+
+
+def _variables(m: pyo.AbstractModel) -> None:
+    m.d = pyo.Var(m.V, bounds=lambda m, u: (1, 1) if u == pyo.value(m.root) else (0, 1),
+                  doc="d_u: node u is active (the root always is)")
+    m.y_neg = pyo.Var(m.A, domain=pyo.Binary, doc="y⁻_uv: negative arc of u goes to v")
+    m.y_pos = pyo.Var(m.A, domain=pyo.Binary, doc="y⁺_uv: positive arc of u goes to v")
+    m.w_neg = pyo.Var(m.I, m.V, bounds=(0, 1), doc="w⁻_iu: sample i leaves u on the negative side")
+    m.w_pos = pyo.Var(m.I, m.V, bounds=(0, 1), doc="w⁺_iu: sample i leaves u on the positive side")
+    m.w_term = pyo.Var(m.I, m.C, bounds=(0, 1), doc="w_iv: sample i reaches terminal v")
+    m.z_neg = pyo.Var(m.I, m.A, bounds=(0, 1), doc="z⁻_iuv: flow of i on the negative arc u→v")
+    m.z_pos = pyo.Var(m.I, m.A, bounds=(0, 1), doc="z⁺_iuv: flow of i on the positive arc u→v")
+    m.lam = pyo.Var(m.I, m.L, domain=pyo.Binary, doc="λ_il: sample i goes positive at layer l")
+    m.a_plus = pyo.Var(m.V, m.J, bounds=(0, A_NORM), doc="a⁺_uj: positive part of a_uj")
+    m.a_minus = pyo.Var(m.V, m.J, bounds=(0, A_NORM), doc="a⁻_uj: negative part of a_uj")
+    m.b = pyo.Var(m.V, bounds=(-B_BOUND, B_BOUND), doc="b_u: intercept of the split")
+    m.e = pyo.Var(m.U, m.J, domain=pyo.Binary, doc="e_uj: univariate split of u uses feature j")
+
+
+def _objective(m):
+    error = sum(m.phi[i, v] * m.w_term[i, v] for i in m.I for v in m.C) / len(m.I)
+    non_root = [v for v in m.V if v != pyo.value(m.root)]
+    if not non_root:
+        return error
+    return error + m.alpha / len(non_root) * sum(m.d[v] for v in non_root)
+
+
+def _inflow(m, i, v):
+    return sum(m.z_neg[i, u, v] + m.z_pos[i, u, v] for u in m.IN[v])
+
+
+def _indegree(m, v):
+    return sum(m.y_neg[u, v] + m.y_pos[u, v] for u in m.IN[v])
+
+
+def _flow_constraints(m: pyo.AbstractModel) -> None:
+    m.flow_in = pyo.Constraint(
+        m.I, m.V, doc="(1) the flow entering an internal node leaves it on one of its sides",
+        rule=lambda m, i, v: m.w_neg[i, v] + m.w_pos[i, v] == (
+            1 if v == pyo.value(m.root) else _inflow(m, i, v)))
+    m.flow_neg = pyo.Constraint(
+        m.I, m.V, doc="(2) negative-side flow leaves on negative arcs",
+        rule=lambda m, i, u: m.w_neg[i, u] == sum(m.z_neg[i, u, v] for v in m.OUT[u]))
+    m.flow_pos = pyo.Constraint(
+        m.I, m.V, doc="(3) positive-side flow leaves on positive arcs",
+        rule=lambda m, i, u: m.w_pos[i, u] == sum(m.z_pos[i, u, v] for v in m.OUT[u]))
+    m.side_neg = pyo.Constraint(
+        m.I, m.L, doc="(4) sample i goes negative at layer l only if λ_il = 0",
+        rule=lambda m, i, l: sum(m.w_neg[i, u] for u in m.VL[l]) <= 1 - m.lam[i, l])
+    m.side_pos = pyo.Constraint(
+        m.I, m.L, doc="(5) sample i goes positive at layer l only if λ_il = 1",
+        rule=lambda m, i, l: sum(m.w_pos[i, u] for u in m.VL[l]) <= m.lam[i, l])
+    m.terminal_flow = pyo.Constraint(
+        m.I, m.C, doc="(17) flow reaching a class terminal",
+        rule=lambda m, i, v: m.w_term[i, v] == _inflow(m, i, v))
+
+
+def _topology_constraints(m: pyo.AbstractModel) -> None:
+    m.one_neg_arc = pyo.Constraint(
+        m.V, doc="(6) an active node has exactly one negative arc",
+        rule=lambda m, u: sum(m.y_neg[u, v] for v in m.OUT[u]) == m.d[u])
+    m.one_pos_arc = pyo.Constraint(
+        m.V, doc="(6) an active node has exactly one positive arc",
+        rule=lambda m, u: sum(m.y_pos[u, v] for v in m.OUT[u]) == m.d[u])
+    m.has_parent = pyo.Constraint(
+        m.V, doc="(7) an active non-root node has an incoming arc (exactly one in tree mode)",
+        rule=_has_parent)
+    m.arc_to_active = pyo.Constraint(
+        m.A, doc="(8) arcs enter active nodes only, and not both sides of a node into one",
+        rule=lambda m, u, v: m.y_neg[u, v] + m.y_pos[u, v] <= (m.d[v] if v in m.V else 1))
+    m.flow_on_neg_arc = pyo.Constraint(
+        m.I, m.A, doc="(9) flow only on chosen negative arcs",
+        rule=lambda m, i, u, v: m.z_neg[i, u, v] <= m.y_neg[u, v])
+    m.flow_on_pos_arc = pyo.Constraint(
+        m.I, m.A, doc="(10) flow only on chosen positive arcs",
+        rule=lambda m, i, u, v: m.z_pos[i, u, v] <= m.y_pos[u, v])
+    m.side_order = pyo.Constraint(
+        m.A, doc="(11) symmetry breaking: the negative child has the smaller id",
+        rule=lambda m, u, v: m.y_neg[u, v] + sum(m.y_pos[u, w] for w in m.OUT[u] if w <= v) <= 1)
+    m.indegree_order = pyo.Constraint(
+        m.ORDER, doc="(12) symmetry breaking: in-degree does not increase along a layer",
+        rule=lambda m, u, v: _indegree(m, u) >= _indegree(m, v))
+
+
+def _has_parent(m, v):
+    if v == pyo.value(m.root):
+        return pyo.Constraint.Skip
+    if pyo.value(m.tree):
+        return m.d[v] == _indegree(m, v)
+    return m.d[v] <= _indegree(m, v)
+
+
+def _hyperplane(m, u, i):
+    return sum((m.a_plus[u, j] - m.a_minus[u, j]) * m.x[i, j] for j in m.J)
+
+
+def _split_constraints(m: pyo.AbstractModel) -> None:
+    m.split_norm = pyo.Constraint(
+        m.V, doc="(13) hyperplane normalisation ‖a_u‖₁ ≤ 1 behind the big-M values of (13)–(14)",
+        rule=lambda m, u: sum(m.a_plus[u, j] + m.a_minus[u, j] for j in m.J) <= A_NORM)
+    m.split_neg = pyo.Constraint(
+        m.I, m.V, doc="(13) negative side: a_u·x_i + ε ≤ b_u (big-M)",
+        rule=lambda m, i, u: _hyperplane(m, u, i) + m.epsilon
+        <= m.b[u] + m.big_m_neg[i] * (1 - m.w_neg[i, u]))
+    m.split_pos = pyo.Constraint(
+        m.I, m.V, doc="(14) positive side: a_u·x_i ≥ b_u (big-M)",
+        rule=lambda m, i, u: _hyperplane(m, u, i) >= m.b[u] - m.big_m_pos[i] * (1 - m.w_pos[i, u]))
+    m.one_feature = pyo.Constraint(
+        m.U, doc="(15) a univariate split selects one feature",
+        rule=lambda m, u: sum(m.e[u, j] for j in m.J) == 1)
+    m.selected_feature = pyo.Constraint(
+        m.U, m.J, doc="(16) only the selected feature has a non-zero coefficient",
+        rule=lambda m, u, j: m.a_plus[u, j] + m.a_minus[u, j] <= m.e[u, j])
+
+
+def _extension_constraints(m: pyo.AbstractModel) -> None:
+    m.fairness = pyo.Constraint(m.GROUPS, rule=_fairness, doc=(
+        "(19) fairness: the positive rate of group g is at least ξ times the other group's"))
+    m.parsimony = pyo.Constraint(rule=_parsimony, doc=(
+        "(18) parsimony: at most max_nodes active internal nodes (the count (18) penalises)"))
+    m.stability = pyo.Constraint(m.V, rule=_stability, doc=(
+        "(20) stability: at least S samples flow through every active node"))
+
+
+def _fairness(m, g):
+    h = 1 - g
+    positives = {k: sum(m.w_term[i, m.positive] for i in m.FAIR[k]) for k in (g, h)}
+    return len(m.FAIR[h]) * positives[g] >= m.xi * len(m.FAIR[g]) * positives[h]
+
+
+def _parsimony(m):
+    if pyo.value(m.max_nodes) >= len(m.V):
+        return pyo.Constraint.Skip
+    return sum(m.d[v] for v in m.V) <= m.max_nodes
+
+
+def _stability(m, v):
+    if pyo.value(m.min_samples) == 0:
+        return pyo.Constraint.Skip
+    return sum(m.w_neg[i, v] + m.w_pos[i, v] for i in m.I) >= m.min_samples * m.d[v]
+
+
+# --------------------------------------------------------------------------- data
+def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int, *,
+              alpha: float = 0.01, epsilon: float = 1e-4, univariate: bool = False,
+              tree: bool = False, fairness: str | None = None, xi: float | None = None,
+              max_nodes: int | None = None, min_samples: int | None = None,
+              group: np.ndarray | None = None) -> dict:
+    """Pyomo data for ``create_instance``: ``X`` scaled to [0, 1] (n × p), ``y`` in ``0..n_classes-1``.
+
+    ``skeleton`` is a layered diagram skeleton (``odtk.skeletons.diagram_skeleton``);
+    ``group`` (0/1 per sample) is used only when ``fairness`` is on.
+    """
+    X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=int)
+    if n_classes < 2:
+        raise ValueError(f"ODD needs at least two classes, got {n_classes}.")
+    layers = _layers(skeleton)
+    if tree and [len(nodes) for nodes in layers] != [2**l for l in range(len(layers))]:
+        raise ValueError("tree=True needs a skeleton that doubles at every layer (1-2-4-…).")
+    terminals = [len(skeleton) + k for k in range(n_classes)]  # the terminal of class k
+    samples = range(X.shape[0])
+    return {None: {
+        **_skeleton_data(layers, terminals),
+        "I": {None: list(samples)},
+        "J": {None: list(range(X.shape[1]))},
+        "x": {(i, j): float(X[i, j]) for i in samples for j in range(X.shape[1])},
+        "phi": {(i, t): int(y[i] != k) for i in samples for k, t in enumerate(terminals)},
+        "alpha": {None: float(alpha)},
+        "epsilon": {None: float(epsilon)},
+        "univariate": {None: bool(univariate)},
+        "tree": {None: bool(tree)},
+        "positive": {None: terminals[POSITIVE_CLASS]},
+        "max_nodes": {None: len(skeleton) if max_nodes is None else int(max_nodes)},
+        "min_samples": {None: 0 if min_samples is None else int(min_samples)},
+        **_fairness_data(y, n_classes, fairness, xi, group),
+    }}
+
+
+def _skeleton_data(layers: list[list[int]], terminals: list[int]) -> dict:
+    """Node sets, candidate arcs and their incidence: next layer or any terminal."""
+    internal = [v for nodes in layers for v in nodes]
+    arcs = [(u, v) for l, nodes in enumerate(layers) for u in nodes
+            for v in [*(layers[l + 1] if l + 1 < len(layers) else []), *terminals]]
+    return {
+        "L": {None: list(range(len(layers)))},
+        "V": {None: internal},
+        "VL": dict(enumerate(layers)),
+        "C": {None: terminals},
+        "A": {None: arcs},
+        "OUT": {u: [v for uu, v in arcs if uu == u] for u in internal},
+        "IN": {v: [u for u, vv in arcs if vv == v] for v in [*internal, *terminals]},
+        "ORDER": {None: [pair for nodes in layers[1:] for pair in zip(nodes, nodes[1:])]},
+        "root": {None: layers[0][0]},
+        "cls": {t: k for k, t in enumerate(terminals)},
+    }
+
+
+def _layers(skeleton: nx.DiGraph) -> list[list[int]]:
+    """Internal nodes of the skeleton, layer by layer; they must be numbered 0, 1, … in that order."""
+    depth = 1 + max(layer for _, layer in skeleton.nodes(data="layer"))
+    layers = [sorted(v for v, layer in skeleton.nodes(data="layer") if layer == l) for l in range(depth)]
+    if [v for nodes in layers for v in nodes] != list(range(len(skeleton))):
+        raise ValueError("ODD needs a diagram skeleton: internal nodes 0, 1, … layer by layer.")
+    return layers
+
+
+def _fairness_data(y: np.ndarray, n_classes: int, fairness: str | None, xi: float | None,
+                   group: np.ndarray | None) -> dict:
+    """GROUPS, FAIR and xi for (19); empty when fairness is off."""
+    if fairness is None:
+        if xi is not None:
+            raise ValueError("xi is the fairness ratio: give it together with fairness=….")
+        return {"GROUPS": {None: []}, "FAIR": {}, "xi": {None: 0.0}}
+    if fairness not in FAIRNESS_POPULATION:
+        raise ValueError(f"fairness must be one of {', '.join(FAIRNESS_POPULATION)}; got {fairness!r}.")
+    if n_classes != 2 or xi is None or group is None:
+        raise ValueError(f"fairness={fairness!r} needs two classes, a ratio xi and a 0/1 group per sample.")
+    group = np.asarray(group)
+    if group.shape != y.shape or not np.isin(group, (0, 1)).all():
+        raise ValueError(f"group must hold 0 or 1 for each of the {len(y)} samples.")
+    label = FAIRNESS_POPULATION[fairness]
+    population = np.ones(len(y), bool) if label is None else y == label
+    return {"GROUPS": {None: [0, 1]},
+            "FAIR": {g: np.flatnonzero(population & (group == g)).tolist() for g in (0, 1)},
+            "xi": {None: float(xi)}}
+
+
+# --------------------------------------------------------------------------- decoding
+def decode(instance) -> nx.DiGraph:
+    """The learned diagram: internal nodes carry ``weights``, ``threshold`` and ``layer``.
+
+    A sample follows the arc with ``outcome=True`` iff ``weights · x >= threshold``
+    (the positive side); terminals carry ``label``. Only nodes reachable from the root appear.
+    """
+    layer = {u: l for l in instance.L for u in instance.VL[l]}
+    half_gap = pyo.value(instance.epsilon) / 2
+    graph = nx.DiGraph()
+    stack, seen = [pyo.value(instance.root)], set()
+    while stack:
+        u = stack.pop()
+        if u in seen:
+            continue
+        seen.add(u)
+        if u in instance.C:
+            graph.add_node(u, label=int(instance.cls[u]))
+            continue
+        weights = [_clean(pyo.value(instance.a_plus[u, j] - instance.a_minus[u, j])) for j in instance.J]
+        graph.add_node(u, weights=weights, threshold=pyo.value(instance.b[u]) - half_gap, layer=layer[u])
+        for arcs, outcome in ((instance.y_neg, False), (instance.y_pos, True)):
+            child = next(v for v in instance.OUT[u] if pyo.value(arcs[u, v]) > 0.5)
+            graph.add_edge(u, child, outcome=outcome)
+            stack.append(child)
+    return graph
+
+
+def _clean(value: float) -> float:
+    """Solver noise below 1e-9 as an exact zero (keeps univariate splits univariate)."""
+    return 0.0 if abs(value) < 1e-9 else float(value)
+
+
+def objective_of(graph: nx.DiGraph, predicted: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph,
+                 alpha: float = 0.01, **_: Any) -> float:
+    """Objective (18) of a decoded diagram whose training predictions are ``predicted``.
+
+    The other hyper-parameters do not enter the objective.
+    """
+    error = float(np.mean(np.asarray(predicted) != np.asarray(y)))
+    non_root = len(skeleton) - 1
+    if non_root == 0:
+        return error
+    active = sum(1 for _, attrs in graph.nodes(data=True) if "label" not in attrs) - 1
+    return error + alpha * active / non_root
+
+
+# --------------------------------------------------------------------------- warm start
+def warm_start(instance, graph: nx.DiGraph, X: np.ndarray) -> None:
+    """Set every variable of ``instance`` to the diagram ``graph`` routing the rows of ``X``.
+
+    ``graph`` follows the decoded convention (``weights``/``threshold`` or a binary
+    ``feature`` per internal node, ``label`` at leaves), and its internal nodes carry
+    ``layer``. Nodes are renumbered within their layer and splits mirrored so that (11)–(12)
+    hold; each intercept is re-fitted to the samples routed through its node. Side
+    constraints (tree mode, fairness, parsimony, stability) are not checked.
+    """
+    X = np.asarray(X, dtype=float)
+    ids = _placement(instance, graph)
+    at, goes_true = _route(graph, X)
+    for var in instance.component_data_objects(pyo.Var):
+        var.set_value(0, skip_validation=True)
+    for u in instance.U:  # (15) holds at inactive nodes too
+        instance.e[u, instance.J.first()].set_value(1)
+    layer = {u: l for l in instance.L for u in instance.VL[l]}
+    for node, attrs in graph.nodes(data=True):
+        if "label" in attrs:
+            for i in np.flatnonzero(at[node]):
+                instance.w_term[i, ids[node]].set_value(1)
+            continue
+        children = {outcome: ids[v] for _, v, outcome in graph.out_edges(node, data="outcome")}
+        direction = _direction(attrs, X.shape[1], bool(pyo.value(instance.univariate)), node)
+        positive = at[node] & goes_true[node]
+        negative = at[node] & ~goes_true[node]
+        if children[False] > children[True]:  # mirror the split so that (11) holds
+            children, direction = {False: children[True], True: children[False]}, -direction
+            positive, negative = negative, positive
+        _set_node(instance, ids[node], layer[ids[node]], children, positive, negative,
+                  _split(direction, X[positive], X[negative], pyo.value(instance.epsilon), node))
+
+
+def _placement(instance, graph: nx.DiGraph) -> dict:
+    """Model node id of every graph node: internal nodes by layer and in-degree, leaves by class."""
+    root = [n for n in graph if graph.in_degree(n) == 0]
+    if (len(root) != 1 or graph.nodes[root[0]].get("layer") != 0
+            or len(nx.descendants(graph, root[0])) + 1 != len(graph)):
+        raise ValueError("The diagram needs one root, at layer 0, from which every node is reachable.")
+    by_layer: dict[int, list] = {}
+    terminal = {int(instance.cls[t]): t for t in instance.C}
+    ids = {}
+    for node, attrs in graph.nodes(data=True):
+        if "label" in attrs:
+            if attrs["label"] not in terminal:
+                raise ValueError(f"Leaf {node} predicts class {attrs['label']}, which does not exist.")
+            ids[node] = terminal[attrs["label"]]
+        elif attrs.get("layer") not in instance.L:
+            raise ValueError(f"Internal node {node} needs a layer from 0 to {len(instance.L) - 1}.")
+        else:
+            by_layer.setdefault(attrs["layer"], []).append(node)
+    for l, nodes in by_layer.items():
+        slots = list(instance.VL[l])
+        if len(nodes) > len(slots):
+            raise ValueError(f"Layer {l} of the diagram has {len(nodes)} nodes; "
+                             f"the skeleton has {len(slots)}.")
+        nodes.sort(key=graph.in_degree, reverse=True)  # (12): in-degree non-increasing along a layer
+        ids.update(zip(nodes, slots))
+    _check_arcs(instance, graph, ids)
+    return ids
+
+
+def _check_arcs(instance, graph: nx.DiGraph, ids: dict) -> None:
+    """Every node has a False and a True arc to distinct skeleton nodes along candidate arcs."""
+    for node in graph:
+        if "label" in graph.nodes[node]:
+            continue
+        arcs = {outcome: ids[v] for _, v, outcome in graph.out_edges(node, data="outcome")}
+        if graph.out_degree(node) != 2 or set(arcs) != {False, True} or arcs[False] == arcs[True]:
+            raise ValueError(f"Node {node} needs a False and a True arc to two different nodes "
+                             "(leaves of one class count as the same node).")
+        if any((ids[node], v) not in instance.A for v in arcs.values()):
+            raise ValueError(f"Node {node} has an arc the skeleton does not allow (next layer or leaf only).")
+
+
+def _route(graph: nx.DiGraph, X: np.ndarray) -> tuple[dict, dict]:
+    """Rows reaching each node, and for internal nodes the rows' test outcomes."""
+    at = {node: np.zeros(len(X), bool) for node in graph}
+    at[next(n for n in graph if graph.in_degree(n) == 0)][:] = True
+    goes_true = {}
+    for node in nx.topological_sort(graph):
+        attrs = graph.nodes[node]
+        if "label" in attrs:
+            continue
+        if "feature" in attrs:
+            goes_true[node] = X[:, attrs["feature"]] > 0.5
+        else:
+            goes_true[node] = X @ np.asarray(attrs["weights"], float) >= attrs["threshold"]
+        for _, child, outcome in graph.out_edges(node, data="outcome"):
+            at[child] |= at[node] & (goes_true[node] == outcome)
+    return at, goes_true
+
+
+def _direction(attrs: dict, n_features: int, univariate: bool, node) -> np.ndarray:
+    """The node's hyperplane direction, scaled to ‖a‖₁ = 1."""
+    if "feature" in attrs:
+        return np.eye(n_features)[attrs["feature"]]
+    weights = np.asarray(attrs["weights"], float)
+    if univariate and np.count_nonzero(weights) > 1:
+        raise ValueError(f"Node {node} splits on several features, but the model is univariate.")
+    norm = np.abs(weights).sum()
+    return weights * (A_NORM / norm) if norm > 0 else weights
+
+
+def _split(direction: np.ndarray, X_pos: np.ndarray, X_neg: np.ndarray, epsilon: float,
+           node) -> tuple[np.ndarray, float]:
+    """Hyperplane (a, b) meeting (13)–(14) for the routed samples; a = 0 when a side is empty."""
+    if len(X_neg) == 0:
+        return np.zeros_like(direction), 0.0
+    if len(X_pos) == 0:
+        return np.zeros_like(direction), epsilon
+    b = min(float(np.min(X_pos @ direction)), B_BOUND)
+    if float(np.max(X_neg @ direction)) + epsilon > b + 1e-9:
+        raise ValueError(f"Node {node} separates its samples by less than ε = {epsilon} "
+                         "(after scaling its weights to ‖a‖₁ = 1).")
+    return direction, b
+
+
+def _set_node(instance, u: int, layer: int, children: dict, positive: np.ndarray,
+              negative: np.ndarray, split: tuple[np.ndarray, float]) -> None:
+    """Values of the variables of active node u and of the flows leaving it."""
+    a, b = split
+    instance.d[u].set_value(1)
+    instance.y_neg[u, children[False]].set_value(1)
+    instance.y_pos[u, children[True]].set_value(1)
+    instance.b[u].set_value(b)
+    for j in instance.J:
+        instance.a_plus[u, j].set_value(max(a[j], 0.0))
+        instance.a_minus[u, j].set_value(max(-a[j], 0.0))
+    if u in instance.U:
+        chosen = int(np.argmax(np.abs(a)))
+        for j in instance.J:
+            instance.e[u, j].set_value(int(j == chosen))
+    for rows, w, z, side in ((negative, instance.w_neg, instance.z_neg, False),
+                             (positive, instance.w_pos, instance.z_pos, True)):
+        for i in np.flatnonzero(rows):
+            w[i, u].set_value(1)
+            z[i, u, children[side]].set_value(1)
+            instance.lam[i, layer].set_value(int(side))

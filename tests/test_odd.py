@@ -1,0 +1,265 @@
+"""ODD: tree mode against FlowOCT, decoding, extensions and warm starts."""
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pyomo.environ as pyo
+import pytest
+
+from odtk.formulations import flowoct, odd
+from odtk.models import DecisionGraph
+from odtk.skeletons import diagram_skeleton, tree_skeleton
+from odtk.solvers import SolverOptions, solve_instance
+
+
+def _binary(seed: int, n: int = 16, p: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """0/1 features; the label is an XOR of two features with some flipped labels."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, (n, p)).astype(float)
+    y = ((X[:, 0] != X[:, 1]) ^ (rng.random(n) < 0.2)).astype(int)
+    return X, y
+
+
+def _scaled(seed: int, n: int = 14, p: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """Features on a grid in [0, 1]; the label is a noisy oblique rule."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 5, (n, p)) / 4
+    y = ((X[:, 0] + X[:, 1] > 1) ^ (rng.random(n) < 0.15)).astype(int)
+    return X, y
+
+
+def _instance(X, y, skeleton: str, **hyper):
+    hyper = {"alpha": 0.0, **hyper}
+    return odd.build_model().create_instance(
+        odd.make_data(X, y, diagram_skeleton(skeleton), int(y.max()) + 1, **hyper))
+
+
+def _solve(X, y, skeleton: str, solver: str = "highs", **hyper):
+    instance = _instance(X, y, skeleton, **hyper)
+    outcome = solve_instance(instance, solver, SolverOptions(time_limit=60))
+    return instance, outcome
+
+
+def _predict(graph: nx.DiGraph, X) -> np.ndarray:
+    names = [f"x{j}" for j in range(X.shape[1])]
+    classes = sorted({a["label"] for _, a in graph.nodes(data=True) if "label" in a} | {0, 1})
+    return DecisionGraph(graph, names, [str(c) for c in classes]).predict_index(X)
+
+
+def _errors(outcome, n: int) -> int:
+    return round(outcome.objective * n)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_univariate_tree_mode_equals_flowoct_at_depth_2(seed):
+    X, y = _binary(seed)
+    _, outcome = _solve(X, y, "1-2", univariate=True, tree=True)
+    tree = flowoct.build_model().create_instance(flowoct.make_data(X, y, tree_skeleton(2), 2))
+    reference = solve_instance(tree, "highs", SolverOptions())
+    assert outcome.termination == reference.termination == "optimal"
+    assert _errors(outcome, len(y)) == len(y) - round(reference.objective)
+
+
+def test_univariate_tree_mode_equals_flowoct_at_depth_3():
+    X, y = _binary(3, n=12, p=3)
+    _, outcome = _solve(X, y, "1-2-4", univariate=True, tree=True)
+    tree = flowoct.build_model().create_instance(flowoct.make_data(X, y, tree_skeleton(3), 2))
+    reference = solve_instance(tree, "highs", SolverOptions())
+    assert _errors(outcome, len(y)) == len(y) - round(reference.objective)
+
+
+def _parity() -> tuple[np.ndarray, np.ndarray]:
+    """The parity of three bits: a 1-2-2 diagram computes it, no depth-2 tree does."""
+    X = np.array([[(k >> b) & 1 for b in range(3)] for k in range(8)], dtype=float)
+    return X, X.sum(axis=1).astype(int) % 2
+
+
+@pytest.mark.parametrize("data, exact", [(_binary(4, n=12, p=3), False), (_parity(), True)],
+                         ids=["noisy-xor", "parity"])
+def test_deeper_narrow_diagram_is_never_worse_than_the_shallower_tree(data, exact):
+    X, y = data
+    _, tree = _solve(X, y, "1-2", univariate=True, tree=True)
+    _, diagram = _solve(X, y, "1-2-2", univariate=True)
+    assert diagram.termination == tree.termination == "optimal"
+    assert diagram.objective <= tree.objective + 1e-9
+    if exact:
+        assert diagram.objective == pytest.approx(0, abs=1e-9) and tree.objective > 0.2
+
+
+def test_tree_mode_needs_a_doubling_skeleton():
+    X, y = _binary(0)
+    with pytest.raises(ValueError, match="doubles"):
+        odd.make_data(X, y, diagram_skeleton("1-2-2"), 2, tree=True)
+
+
+def _route_matches_flows(instance, graph: nx.DiGraph, X) -> None:
+    """Each sample follows, under the decoded rules, the arcs its flow variables use."""
+    for i, row in enumerate(X):
+        node = pyo.value(instance.root)
+        while "label" not in graph.nodes[node]:
+            attrs = graph.nodes[node]
+            goes_true = float(np.dot(attrs["weights"], row)) >= attrs["threshold"]
+            assert pyo.value(instance.w_pos[i, node] if goes_true else instance.w_neg[i, node]) > 0.5
+            node = next(v for _, v, o in graph.out_edges(node, data="outcome") if o == goes_true)
+        assert pyo.value(instance.w_term[i, node]) > 0.5
+
+
+@pytest.mark.parametrize("univariate", [False, True])
+def test_decoded_diagram_reproduces_the_objective_and_the_flows(univariate):
+    X, y = _scaled(6)
+    instance, outcome = _solve(X, y, "1-2-2", alpha=0.2, univariate=univariate)
+    graph = odd.decode(instance)
+    predicted = _predict(graph, X)
+    skeleton = diagram_skeleton("1-2-2")
+    assert odd.objective_of(graph, predicted, y, skeleton, alpha=0.2) == pytest.approx(
+        outcome.objective, abs=1e-6)
+    _route_matches_flows(instance, graph, X)
+    if univariate:
+        assert all(np.count_nonzero(a["weights"]) <= 1 for _, a in graph.nodes(data=True) if "weights" in a)
+
+
+def test_every_solver_finds_the_same_optimum(solver):
+    X, y = _binary(7, n=12, p=3)
+    instance, outcome = _solve(X, y, "1-2", solver=solver, alpha=0.1, univariate=True)
+    assert outcome.size.variables <= 1000 and outcome.size.constraints <= 1000  # free licences
+    assert outcome.termination == "optimal"
+    _, reference = _solve(X, y, "1-2", alpha=0.1, univariate=True)
+    assert outcome.objective == pytest.approx(reference.objective, abs=1e-6)
+    graph = odd.decode(instance)
+    assert odd.objective_of(graph, _predict(graph, X), y, diagram_skeleton("1-2"),
+                            alpha=0.1) == pytest.approx(outcome.objective, abs=1e-6)
+
+
+# --------------------------------------------------------------------------- extensions
+def _fair_data() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Group membership follows feature 0, which the accurate splits use."""
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 5, (16, 2)) / 4
+    y = ((X[:, 0] + X[:, 1] > 1) ^ (rng.random(16) < 0.25)).astype(int)
+    return X, y, (X[:, 0] >= 0.5).astype(int)
+
+
+def _rates(predicted, y, group, fairness: str) -> list[float]:
+    population = {"demographic_parity": np.ones(len(y), bool), "equal_opportunity": y == 1,
+                  "predictive_equality": y == 0}[fairness]
+    return [float(np.mean(predicted[population & (group == g)] == 1)) for g in (0, 1)]
+
+
+@pytest.mark.parametrize("fairness", ["demographic_parity", "equal_opportunity", "predictive_equality"])
+def test_binding_fairness_holds_on_the_training_data(fairness):
+    X, y, group = _fair_data()
+    _, free = _solve(X, y, "1-2", univariate=True)
+    instance, fair = _solve(X, y, "1-2", univariate=True, fairness=fairness, xi=0.9, group=group)
+    assert fair.objective > free.objective + 1e-6  # the constraint binds
+    low, high = sorted(_rates(_predict(odd.decode(instance), X), y, group, fairness))
+    assert low >= 0.9 * high - 1e-9
+
+
+def test_fairness_needs_binary_classes_and_groups():
+    X, y = _scaled(0)
+    with pytest.raises(ValueError, match="two classes"):
+        odd.make_data(X, np.arange(len(y)) % 3, diagram_skeleton("1-2"), 3,
+                      fairness="demographic_parity", xi=0.8, group=y)
+    with pytest.raises(ValueError, match="group"):
+        odd.make_data(X, y, diagram_skeleton("1-2"), 2, fairness="demographic_parity", xi=0.8)
+
+
+def _checkerboard() -> tuple[np.ndarray, np.ndarray]:
+    """A noisy 2×2 checkerboard: its error-free diagram needs a node with 5 of the 14 samples."""
+    rng = np.random.default_rng(21)
+    X = rng.integers(0, 5, (14, 2)) / 4
+    y = ((X[:, 0] > 0.4) ^ (X[:, 1] > 0.6) ^ (rng.random(14) < 0.1)).astype(int)
+    return X, y
+
+
+def _internal_counts(graph: nx.DiGraph, X) -> dict:
+    counts = DecisionGraph(graph, ["x0", "x1"], ["0", "1"]).sample_counts(X)
+    return {n: counts[n] for n, a in graph.nodes(data=True) if "label" not in a}
+
+
+def test_binding_stability_keeps_enough_samples_at_every_node():
+    X, y = _checkerboard()
+    _, free = _solve(X, y, "1-2", univariate=True)
+    instance, stable = _solve(X, y, "1-2", univariate=True, min_samples=6)
+    assert stable.termination == "optimal" and stable.objective > free.objective + 1e-6
+    assert min(_internal_counts(odd.decode(instance), X).values()) >= 6
+
+
+def test_binding_parsimony_caps_the_active_nodes():
+    X, y = _checkerboard()
+    free, _ = _solve(X, y, "1-2", univariate=True)
+    assert len(_internal_counts(odd.decode(free), X)) == 3
+    instance, outcome = _solve(X, y, "1-2", univariate=True, max_nodes=2)
+    assert outcome.termination == "optimal"
+    assert len(_internal_counts(odd.decode(instance), X)) == 2
+
+
+def test_more_samples_per_node_than_samples_is_infeasible(solver):
+    X, y = _scaled(11, n=8)
+    _, outcome = _solve(X, y, "1-2", solver=solver, min_samples=len(y) + 1)
+    assert outcome.termination == "infeasible" and not outcome.has_solution
+
+
+def test_big_m_values_follow_from_the_bounds():
+    X, y = _scaled(12)
+    X[0], X[1] = [0.0, 0.0], [1.0, 0.25]
+    instance = _instance(X, y, "1-2", epsilon=1e-3)
+    assert [pyo.value(instance.big_m_neg[i]) for i in (0, 1)] == pytest.approx([1.001, 2.001])
+    assert [pyo.value(instance.big_m_pos[i]) for i in (0, 1)] == pytest.approx([1.0, 2.0])
+
+
+# --------------------------------------------------------------------------- warm start
+def _hand_built() -> nx.DiGraph:
+    """A 1-2-2 diagram on two features with a merge, a long arc and a mirrored split."""
+    g = nx.DiGraph()
+    g.add_node("root", weights=[1.0, 0.0], threshold=0.5, layer=0)
+    g.add_node("A", weights=[0.0, 1.0], threshold=0.5, layer=1)
+    g.add_node("B", weights=[0.0, 2.0], threshold=1.0, layer=1)
+    g.add_node("C", weights=[1.0, -1.0], threshold=0.0, layer=2)
+    g.add_node("no", label=0)
+    g.add_node("yes", label=1)
+    g.add_edges_from([("root", "A", {"outcome": False}), ("root", "B", {"outcome": True}),
+                      ("A", "C", {"outcome": False}), ("A", "yes", {"outcome": True}),
+                      ("B", "no", {"outcome": False}), ("B", "C", {"outcome": True}),
+                      ("C", "no", {"outcome": False}), ("C", "yes", {"outcome": True})])
+    return g
+
+
+def _assert_feasible(instance) -> None:
+    for con in instance.component_data_objects(pyo.Constraint, active=True):
+        body = pyo.value(con.body)
+        assert con.lower is None or pyo.value(con.lower) - 1e-6 <= body, con.name
+        assert con.upper is None or body <= pyo.value(con.upper) + 1e-6, con.name
+    for var in instance.component_data_objects(pyo.Var):
+        assert var.lb - 1e-9 <= var.value <= var.ub + 1e-9, var.name
+
+
+def test_warm_start_from_a_hand_built_diagram_is_feasible():
+    X, y = _scaled(13)
+    graph = _hand_built()
+    instance = _instance(X, y, "1-2-2", alpha=0.3)
+    odd.warm_start(instance, graph, X)
+    _assert_feasible(instance)
+    expected = odd.objective_of(graph, _predict(graph, X), y, diagram_skeleton("1-2-2"), alpha=0.3)
+    assert pyo.value(instance.objective) == pytest.approx(expected)
+
+
+def test_warm_start_from_an_optimal_diagram_reproduces_its_objective():
+    X, y = _scaled(14)
+    solved, outcome = _solve(X, y, "1-2-2", alpha=0.1, univariate=True)
+    instance = _instance(X, y, "1-2-2", alpha=0.1, univariate=True)
+    odd.warm_start(instance, odd.decode(solved), X)
+    _assert_feasible(instance)
+    assert pyo.value(instance.objective) == pytest.approx(outcome.objective, abs=1e-6)
+
+
+def test_warm_start_rejects_a_diagram_that_does_not_fit():
+    X, y = _scaled(15)
+    graph = _hand_built()
+    with pytest.raises(ValueError, match="Layer 1 .* 2 nodes; the skeleton has 1"):
+        odd.warm_start(_instance(X, y, "1-1-2"), graph, X)
+    graph.nodes["C"]["layer"] = 3
+    with pytest.raises(ValueError, match="layer"):
+        odd.warm_start(_instance(X, y, "1-2-2"), graph, X)
+    with pytest.raises(ValueError, match="several features"):
+        odd.warm_start(_instance(X, y, "1-2-2-2", univariate=True), _hand_built(), X)
