@@ -37,8 +37,10 @@ non-increasing in-degree, so the inactive nodes come last.
 
 Options:
 
-* ``tree=True`` (optimal decision *tree* on a skeleton of widths 1-2-4-…): (7) becomes
-  an equality, so every active non-root node has exactly one incoming arc.
+* ``tree=True`` (optimal decision *tree* on a skeleton of widths 1-2-4-…): the topology
+  is fixed to the tree — node u's only candidate internal children are 2u+1 and 2u+2 (arcs
+  to terminals stay free, so branches can end early) — (7) becomes an equality and (12)
+  is dropped, since node positions are no longer interchangeable.
 * fairness (19), with positive class 1 and protected groups g ∈ {0, 1} given by a 0/1
   vector: for the population P (all samples for demographic parity, those with y = 1
   for equal opportunity, those with y = 0 for predictive equality) and P_g = P ∩ group g,
@@ -73,8 +75,9 @@ Deviations and choices:
   a ∈ {−1, 0, 1}); the negative coefficient lets (11) mirror a split.
 * d is continuous in [0, 1] (integral through (6)); the root is fixed active by its bounds.
 * (12) is stated for consecutive nodes of a layer, which implies it for every pair.
-* Tree mode states (7) as an equality; the authors' code caps the in-degree at 1 instead,
-  which with (7)–(8) is the same feasible set.
+* Tree mode fixes the candidate arcs to the tree and states (7) as an equality; the
+  authors' code keeps all arcs and caps the in-degree at 1, which describes the same trees
+  with more binaries.
 * Equal opportunity and predictive equality are (19) on the samples with y = 1 and y = 0.
   Stability counts S in samples (not as a share of n) and includes the root, so S > n is
   infeasible. The authors' code has neither fairness, parsimony nor stability.
@@ -157,7 +160,7 @@ def _params(m: pyo.AbstractModel) -> None:
     m.alpha = pyo.Param(within=pyo.NonNegativeReals, doc="regulariser α on active nodes")
     m.epsilon = pyo.Param(within=pyo.PositiveReals, doc="split strictness ε")
     m.univariate = pyo.Param(within=pyo.Boolean, doc="one feature per split, (15)–(16)")
-    m.tree = pyo.Param(within=pyo.Boolean, doc="tree mode: (7) as an equality")
+    m.tree = pyo.Param(within=pyo.Boolean, doc="tree mode: arcs fixed to the tree, (7) as an equality")
     m.U = pyo.Set(initialize=lambda m: list(m.V) if pyo.value(m.univariate) else [],
                   within=m.V, doc="nodes restricted to univariate splits")
     m.big_m_neg = pyo.Param(
@@ -337,7 +340,7 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
     terminals = [len(skeleton) + k for k in range(n_classes)]  # the terminal of class k
     samples = range(X.shape[0])
     return {None: {
-        **_skeleton_data(layers, terminals),
+        **_skeleton_data(layers, terminals, tree),
         "I": {None: list(samples)},
         "J": {None: list(range(X.shape[1]))},
         "x": {(i, j): float(X[i, j]) for i in samples for j in range(X.shape[1])},
@@ -353,11 +356,12 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
     }}
 
 
-def _skeleton_data(layers: list[list[int]], terminals: list[int]) -> dict:
-    """Node sets, candidate arcs and their incidence: next layer or any terminal."""
+def _skeleton_data(layers: list[list[int]], terminals: list[int], tree: bool) -> dict:
+    """Node sets, candidate arcs (next layer — the two tree children in tree mode — or any
+    terminal) and their incidence."""
     internal = [v for nodes in layers for v in nodes]
     arcs = [(u, v) for l, nodes in enumerate(layers) for u in nodes
-            for v in [*(layers[l + 1] if l + 1 < len(layers) else []), *terminals]]
+            for v in [*_children(layers, l, u, tree), *terminals]]
     return {
         "L": {None: list(range(len(layers)))},
         "V": {None: internal},
@@ -366,10 +370,17 @@ def _skeleton_data(layers: list[list[int]], terminals: list[int]) -> dict:
         "A": {None: arcs},
         "OUT": {u: [v for uu, v in arcs if uu == u] for u in internal},
         "IN": {v: [u for u, vv in arcs if vv == v] for v in [*internal, *terminals]},
-        "ORDER": {None: [pair for nodes in layers[1:] for pair in zip(nodes, nodes[1:])]},
+        "ORDER": {None: [] if tree else [pair for nodes in layers[1:] for pair in zip(nodes, nodes[1:])]},
         "root": {None: layers[0][0]},
         "cls": {t: k for k, t in enumerate(terminals)},
     }
+
+
+def _children(layers: list[list[int]], l: int, u: int, tree: bool) -> list[int]:
+    """Internal nodes that node u of layer l may point to."""
+    if l + 1 == len(layers):
+        return []
+    return [2 * u + 1, 2 * u + 2] if tree else layers[l + 1]
 
 
 def _layers(skeleton: nx.DiGraph) -> list[list[int]]:
@@ -445,8 +456,8 @@ def objective_of(graph: nx.DiGraph, predicted: np.ndarray, y: np.ndarray, skelet
     non_root = len(skeleton) - 1
     if non_root == 0:
         return error
-    active = sum(1 for _, attrs in graph.nodes(data=True) if "label" not in attrs) - 1
-    return error + alpha * active / non_root
+    internal = sum(1 for _, attrs in graph.nodes(data=True) if "label" not in attrs)
+    return error + alpha * max(internal - 1, 0) / non_root
 
 
 # --------------------------------------------------------------------------- warm start
@@ -455,8 +466,8 @@ def warm_start(instance, graph: nx.DiGraph, X: np.ndarray) -> None:
 
     ``graph`` follows the decoded convention (``weights``/``threshold`` or a binary
     ``feature`` per internal node, ``label`` at leaves), and its internal nodes carry
-    ``layer``. Nodes are renumbered within their layer and splits mirrored so that (11)–(12)
-    hold; each intercept is re-fitted to the samples routed through its node. Side
+    ``layer``. Nodes are renumbered within their layer (in tree mode, to their tree
+    positions) and splits mirrored so that (11)–(12) hold; each intercept is re-fitted to the samples routed through its node. Side
     constraints (tree mode, fairness, parsimony, stability) are not checked.
     """
     X = np.asarray(X, dtype=float)
@@ -484,7 +495,8 @@ def warm_start(instance, graph: nx.DiGraph, X: np.ndarray) -> None:
 
 
 def _placement(instance, graph: nx.DiGraph) -> dict:
-    """Model node id of every graph node: internal nodes by layer and in-degree, leaves by class."""
+    """Model node id of every graph node: internal nodes by layer and in-degree (tree mode:
+    by tree position), leaves by class."""
     root = [n for n in graph if graph.in_degree(n) == 0]
     if (len(root) != 1 or graph.nodes[root[0]].get("layer") != 0
             or len(nx.descendants(graph, root[0])) + 1 != len(graph)):
@@ -501,14 +513,37 @@ def _placement(instance, graph: nx.DiGraph) -> dict:
             raise ValueError(f"Internal node {node} needs a layer from 0 to {len(instance.L) - 1}.")
         else:
             by_layer.setdefault(attrs["layer"], []).append(node)
+    ids.update(_tree_positions(instance, graph, root[0]) if pyo.value(instance.tree)
+               else _layer_positions(instance, graph, by_layer))
+    _check_arcs(instance, graph, ids)
+    return ids
+
+
+def _layer_positions(instance, graph: nx.DiGraph, by_layer: dict[int, list]) -> dict:
+    """Internal nodes fill their layer's slots by non-increasing in-degree, as (12) asks."""
+    ids = {}
     for l, nodes in by_layer.items():
         slots = list(instance.VL[l])
         if len(nodes) > len(slots):
             raise ValueError(f"Layer {l} of the diagram has {len(nodes)} nodes; "
                              f"the skeleton has {len(slots)}.")
-        nodes.sort(key=graph.in_degree, reverse=True)  # (12): in-degree non-increasing along a layer
-        ids.update(zip(nodes, slots))
-    _check_arcs(instance, graph, ids)
+        ids.update(zip(sorted(nodes, key=graph.in_degree, reverse=True), slots))
+    return ids
+
+
+def _tree_positions(instance, graph: nx.DiGraph, root) -> dict:
+    """Tree mode: the internal children of the node at position s take positions 2s+1, 2s+2."""
+    ids, queue = {root: pyo.value(instance.root)}, [root]
+    for node in queue:
+        arcs = sorted(graph.out_edges(node, data="outcome"), key=lambda arc: arc[2])
+        inner = [child for _, child, _ in arcs if "label" not in graph.nodes[child]]
+        for k, child in enumerate(inner):
+            layer = graph.nodes[child]["layer"]
+            if child in ids or 2 * ids[node] + 1 + k not in instance.VL[layer]:
+                raise ValueError(f"Node {child} breaks the tree skeleton (two parents, or not "
+                                 "one layer below its parent); tree mode needs a tree.")
+            ids[child] = 2 * ids[node] + 1 + k
+            queue.append(child)
     return ids
 
 

@@ -1,12 +1,13 @@
 """odtk: optimal decision trees and diagrams by mathematical programming, on any MILP solver.
 
-Entry points: :func:`odtk.solve`, the estimator :class:`odtk.OptimalTreeClassifier`,
-and the ``odtk`` command line.
+Entry points: :func:`odtk.solve`, the estimators :class:`odtk.OptimalTreeClassifier` and
+:class:`odtk.OptimalDiagramClassifier`, and the ``odtk`` command line.
 """
 from odtk.api import available_models, solve
-from odtk.estimators import OptimalTreeClassifier
+from odtk.estimators import OptimalDiagramClassifier, OptimalTreeClassifier
 from odtk.results import SolveResult
 from odtk.solvers import available_solvers
 
-__all__ = ["OptimalTreeClassifier", "SolveResult", "available_models", "available_solvers", "solve"]
+__all__ = ["OptimalDiagramClassifier", "OptimalTreeClassifier", "SolveResult", "available_models",
+           "available_solvers", "solve"]
 __version__ = "0.1.0"

@@ -17,6 +17,7 @@ from typing import Any, Callable
 import networkx as nx
 import numpy as np
 import pandas as pd
+import pyomo.environ as pyo
 from pyomo.common.gc_manager import PauseGC
 from sklearn.preprocessing import LabelEncoder
 
@@ -280,6 +281,17 @@ def _strategy(module: ModuleType, strategy: str | None, hyper: dict[str, Any]) -
     return chosen
 
 
+def _satisfies_constraints(instance, tolerance: float = 1e-6) -> bool:
+    """True when the values loaded into ``instance`` meet every active constraint."""
+    for constraint in instance.component_data_objects(pyo.Constraint, active=True):
+        body = pyo.value(constraint.body)
+        if constraint.has_lb() and body < pyo.value(constraint.lower) - tolerance:
+            return False
+        if constraint.has_ub() and body > pyo.value(constraint.upper) + tolerance:
+            return False
+    return True
+
+
 def _milp(problem: _Problem, shape: nx.DiGraph, hyper: dict, solver: str, options: SolverOptions,
           handoff: str, start_graph: DecisionGraph | None, steps: dict):
     """Step 2: build, (warm-start,) solve, decode, self-check. Returns (graph, outcome, build s, status)."""
@@ -295,10 +307,16 @@ def _milp(problem: _Problem, shape: nx.DiGraph, hyper: dict, solver: str, option
     build_time = time.perf_counter() - start
     capabilities = get_spec(solver).capabilities
     cutoff = None
-    if any(hyper.get(name) is not None for name in module.SIDE_CONSTRAINTS):
-        start_graph = None  # the heuristic diagram may violate the side constraints
     if start_graph is not None:
-        module.warm_start(instance, start_graph.graph, problem.X)
+        try:
+            module.warm_start(instance, start_graph.graph, problem.X)
+        except ValueError as exc:
+            raise SelfCheckError(f"Self-check failed: the heuristic diagram does not fit the MILP ({exc})") from None
+        constrained = any(hyper.get(name) is not None for name in module.SIDE_CONSTRAINTS)
+        if constrained and not _satisfies_constraints(instance):
+            start_graph = None  # the heuristic diagram breaks a side constraint: no start, no cutoff
+        steps["heuristic"]["warm_start"] = start_graph is not None
+    if start_graph is not None:
         heuristic_value = steps["heuristic"]["objective"]
         cutoff = heuristic_value + 1e-6 if capabilities["cutoff"] else None
     outcome = solve_instance(instance, solver, options, handoff=handoff,

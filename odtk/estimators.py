@@ -9,43 +9,18 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from odtk import api
+from odtk.results import SolveResult
 
 
-class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
-    """An optimal decision tree learned by a MILP formulation (FlowOCT by default).
+class _SolvedClassifier(ClassifierMixin, BaseEstimator):
+    """Shared fit/predict plumbing: subclasses say which ``odtk.solve`` call to make."""
 
-    Parameters mirror :func:`odtk.solve`. Numeric features are binarised at
-    thresholds fitted on the training data; categorical (non-numeric) columns
-    are one-hot encoded.
+    def _solve(self, frame: pd.DataFrame, y: np.ndarray) -> SolveResult:
+        raise NotImplementedError
 
-    Fitted attributes: ``classes_``, ``n_features_in_``, ``feature_names_in_``
-    (for DataFrames), ``result_`` (:class:`odtk.SolveResult`), ``tree_``
-    (:class:`odtk.models.DecisionGraph`), ``model_`` (the trained model).
-    """
-
-    def __init__(self, model: str = "flowoct", depth: int = 2, solver: str = "highs",
-                 lam: float = 0.0, time_limit: float | None = None, mip_gap: float | None = None,
-                 threads: int | None = None, seed: int | None = None,
-                 thresholds: str = "midpoints", max_thresholds: int | None = None):
-        self.model = model
-        self.depth = depth
-        self.solver = solver
-        self.lam = lam
-        self.time_limit = time_limit
-        self.mip_gap = mip_gap
-        self.threads = threads
-        self.seed = seed
-        self.thresholds = thresholds
-        self.max_thresholds = max_thresholds
-
-    def fit(self, X: Any, y: Any) -> "OptimalTreeClassifier":
-        """Solve the formulation on ``(X, y)`` and keep the verified tree."""
-        frame = self._frame(X, fitting=True)
-        self.result_ = api.solve(
-            self.model, (frame, np.asarray(y)), depth=self.depth, solver=self.solver,
-            time_limit=self.time_limit, mip_gap=self.mip_gap, threads=self.threads,
-            seed=self.seed, thresholds=self.thresholds, max_thresholds=self.max_thresholds,
-            lam=self.lam)
+    def fit(self, X: Any, y: Any) -> "_SolvedClassifier":
+        """Solve the formulation on ``(X, y)`` and keep the verified model."""
+        self.result_ = self._solve(self._frame(X, fitting=True), np.asarray(y))
         self.model_ = self.result_.model
         self.tree_ = self.model_.graph
         self.classes_ = np.asarray(self.model_.classes)
@@ -73,3 +48,81 @@ class OptimalTreeClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"X has {frame.shape[1]} features, but this model was fitted "
                              f"with {self.n_features_in_}.")
         return frame
+
+
+class OptimalTreeClassifier(_SolvedClassifier):
+    """An optimal decision tree learned by a MILP formulation (FlowOCT by default).
+
+    Parameters mirror :func:`odtk.solve`. Numeric features are binarised at
+    thresholds fitted on the training data; categorical (non-numeric) columns
+    are one-hot encoded.
+
+    Fitted attributes: ``classes_``, ``n_features_in_``, ``feature_names_in_``
+    (for DataFrames), ``result_`` (:class:`odtk.SolveResult`), ``tree_``
+    (:class:`odtk.models.DecisionGraph`), ``model_`` (the trained model).
+    """
+
+    def __init__(self, model: str = "flowoct", depth: int = 2, solver: str = "highs",
+                 lam: float = 0.0, time_limit: float | None = None, mip_gap: float | None = None,
+                 threads: int | None = None, seed: int | None = None,
+                 thresholds: str = "midpoints", max_thresholds: int | None = None):
+        self.model = model
+        self.depth = depth
+        self.solver = solver
+        self.lam = lam
+        self.time_limit = time_limit
+        self.mip_gap = mip_gap
+        self.threads = threads
+        self.seed = seed
+        self.thresholds = thresholds
+        self.max_thresholds = max_thresholds
+
+    def _solve(self, frame: pd.DataFrame, y: np.ndarray) -> SolveResult:
+        return api.solve(
+            self.model, (frame, y), depth=self.depth, solver=self.solver,
+            time_limit=self.time_limit, mip_gap=self.mip_gap, threads=self.threads,
+            seed=self.seed, thresholds=self.thresholds, max_thresholds=self.max_thresholds,
+            lam=self.lam)
+
+
+class OptimalDiagramClassifier(_SolvedClassifier):
+    """An optimal decision diagram (Florio et al.) on a layered skeleton such as ``1-2-4-8``.
+
+    Numeric features are min-max scaled to [0, 1] on the training data; splits are
+    hyperplanes ``a·x >= b`` (one feature each with ``univariate=True``). ``strategy``
+    chooses the heuristic, the MILP, or both (heuristic warm start and cutoff).
+    ``groups`` names the column of ``X`` holding two protected groups for ``fairness``.
+    Fitted attributes as for :class:`OptimalTreeClassifier` (``tree_`` is the diagram).
+    """
+
+    def __init__(self, skeleton: str = "1-2-4-8", solver: str = "highs", alpha: float = 0.01,
+                 epsilon: float = 1e-4, univariate: bool = False, strategy: str = "both",
+                 heuristic_time: float = 5.0, time_limit: float | None = None,
+                 mip_gap: float | None = None, threads: int | None = None, seed: int | None = None,
+                 fairness: str | None = None, xi: float | None = None, groups: str | None = None,
+                 max_nodes: int | None = None, min_samples: int | None = None):
+        self.skeleton = skeleton
+        self.solver = solver
+        self.alpha = alpha
+        self.epsilon = epsilon
+        self.univariate = univariate
+        self.strategy = strategy
+        self.heuristic_time = heuristic_time
+        self.time_limit = time_limit
+        self.mip_gap = mip_gap
+        self.threads = threads
+        self.seed = seed
+        self.fairness = fairness
+        self.xi = xi
+        self.groups = groups
+        self.max_nodes = max_nodes
+        self.min_samples = min_samples
+
+    def _solve(self, frame: pd.DataFrame, y: np.ndarray) -> SolveResult:
+        return api.solve(
+            "odd", (frame, y), skeleton=self.skeleton, solver=self.solver,
+            time_limit=self.time_limit, mip_gap=self.mip_gap, threads=self.threads, seed=self.seed,
+            strategy=self.strategy, heuristic_time=self.heuristic_time, groups=self.groups,
+            alpha=self.alpha, epsilon=self.epsilon, univariate=self.univariate,
+            fairness=self.fairness, xi=self.xi, max_nodes=self.max_nodes,
+            min_samples=self.min_samples)

@@ -95,8 +95,10 @@ def construct_diagram(X: np.ndarray, y: np.ndarray, widths: list[int], n_classes
             best = value, nodes
         starts += 1
     value, nodes = best
-    return HeuristicResult(_to_graph(nodes, y, n_features, len(widths)), value, _misclassified(nodes, y),
-                           len(nodes), starts, time.perf_counter() - started)
+    graph = _to_graph(nodes, y, n_features, n_classes, len(widths))
+    internal = sum(1 for _, attrs in graph.nodes(data=True) if "label" not in attrs)
+    return HeuristicResult(graph, value, _misclassified(nodes, y), internal, starts,
+                           time.perf_counter() - started)
 
 
 def _features(n_features: int, subset: int | None, rng: np.random.Generator) -> np.ndarray:
@@ -224,18 +226,24 @@ def _misclassified(nodes: dict[int, _Node], y: np.ndarray) -> int:
                    for node in nodes.values() for o, (kind, k) in node.arcs.items() if kind == "leaf"))
 
 
-def _to_graph(nodes: dict[int, _Node], y: np.ndarray, n_features: int, n_layers: int) -> nx.DiGraph:
+def _to_graph(nodes: dict[int, _Node], y: np.ndarray, n_features: int, n_classes: int,
+              n_layers: int) -> nx.DiGraph:
     """Decoded graph: internal ids 0..m-1 layer by layer, the terminal of class k is m + k.
 
-    Splits are one-hot hyperplanes: ``x_j >= t`` follows the ``outcome=True`` arc.
+    Splits are one-hot hyperplanes: ``x_j >= t`` follows the ``outcome=True`` arc. With no
+    node left, the root (always active in the MILP) keeps a constant test ``0 >= 0`` that
+    sends every sample to the majority class.
     """
     order = sorted(nodes, key=lambda v: (nodes[v].layer, v))
     new_id = {v: i for i, v in enumerate(order)}
     m = len(order)
     graph = nx.DiGraph()
     if not nodes:
-        label = int(np.bincount(y).argmax())
-        graph.add_node(label, label=label, layer=n_layers)
+        label = _majority(y, n_classes)
+        graph.add_node(0, layer=0, weights=[0.0] * n_features, threshold=0.0)
+        for outcome, k in ((True, label), (False, (label + 1) % n_classes)):
+            graph.add_node(1 + k, label=k, layer=n_layers)
+            graph.add_edge(0, 1 + k, outcome=outcome)
         return graph
     for v in order:
         weights = [0.0] * n_features

@@ -136,6 +136,9 @@ class DecisionGraph:
         if unscale is not None:
             scale, offset = unscale
             weights, threshold = weights / scale, threshold + float(weights @ (offset / scale))
+        largest = float(np.abs(weights).max())
+        if largest > 0:  # a positive factor changes nothing but makes the weights readable
+            weights, threshold = weights / largest, threshold / largest
         terms = [f"{w:+.4g}·{self.feature_names[j]}" for j, w in enumerate(weights) if w != 0]
         if len(terms) == 1:
             j = int(np.flatnonzero(weights)[0])

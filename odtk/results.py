@@ -71,5 +71,7 @@ class SolveResult:
         ]
         for name, step in self.steps.items():
             value = "none" if step.get("objective") is None else f"{step['objective']:.6g}"
-            lines.append(f"step        {name}: objective {value} in {step['seconds']:.2f}s")
+            note = {True: ", the MILP's start", False: ", breaks a side constraint: not the MILP's start"}
+            lines.append(f"step        {name}: objective {value} in {step['seconds']:.2f}s"
+                         f"{note.get(step.get('warm_start'), '')}")
         return "\n".join(lines)

@@ -7,7 +7,8 @@ import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
-from odtk import OptimalTreeClassifier
+import odtk
+from odtk import OptimalDiagramClassifier, OptimalTreeClassifier
 
 from brute_force import best_objective
 
@@ -59,3 +60,18 @@ def test_predict_before_fit_and_wrong_width(mixed_frame):
     clf = OptimalTreeClassifier(depth=1).fit(X.to_numpy()[:, [0, 2]].astype(int), y)
     with pytest.raises(ValueError, match="features"):
         clf.predict(np.zeros((2, 5)))
+
+
+def test_diagram_classifier_on_raw_units_predicts_new_rows():
+    rng = np.random.default_rng(5)
+    X = pd.DataFrame({"height": rng.uniform(150, 200, 14), "weight": rng.uniform(50, 110, 14)})
+    y = np.where(X["weight"] / (X["height"] / 100) ** 2 > 25, "high", "low")
+    clf = OptimalDiagramClassifier(skeleton="1-2", alpha=0.01, heuristic_time=0.2, time_limit=60)
+    clf.fit(X, y)
+    assert clf.result_.termination == "optimal"
+    assert clf.score(X, y) == pytest.approx(clf.result_.train_accuracy)
+    reference = odtk.solve("odd", (X, y), skeleton="1-2", alpha=0.01, strategy="milp")
+    assert clf.result_.objective == pytest.approx(reference.objective, abs=1e-6)
+    shifted = X.iloc[:3] + 0.001  # new rows in original units go through the fitted scaler
+    assert list(clf.predict(shifted)) == list(clf.predict(X.iloc[:3]))
+    assert clone(clf).get_params() == clf.get_params()

@@ -140,10 +140,10 @@ def test_pruning_grows_with_alpha(data):
 def test_degenerate_inputs():
     X = np.zeros((5, 2))
     pure = construct_diagram(X, np.zeros(5, dtype=int), [1, 2], 2, max_starts=1)
-    assert pure.active_nodes == 0 and pure.misclassified == 0
+    assert pure.active_nodes == 1 and pure.misclassified == 0  # the root's constant test
     assert _decision_graph(pure.graph, X, 2).predict_index(X).tolist() == [0] * 5
     mixed = construct_diagram(X, np.array([0, 1, 1, 0, 1]), [1, 2], 2, max_starts=1)
-    assert mixed.active_nodes == 0 and mixed.misclassified == 2
+    assert mixed.active_nodes == 1 and mixed.misclassified == 2
 
 
 def test_narrow_layers_never_merge_both_sides():

@@ -97,7 +97,7 @@ def test_hyperplane_nodes_route_and_round_trip():
     X = np.array([[1.0, 0.0], [0.0, 0.0], [0.6, 0.2], [0.0, 1.0]])  # a·x = 0.5, 0, 0.2, -0.5
     assert graph.predict_index(X).tolist() == [1, 0, 1, 0]
     assert graph.predict_index(np.array([[0.25, 0.0]])).tolist() == [1]  # on the threshold: yes
-    assert "+0.5·a -0.5·b >= 0.1" in graph.to_text()
+    assert "+1·a -1·b >= 0.2" in graph.to_text()  # printed with the largest |weight| scaled to 1
     again = DecisionGraph.from_dict(json.loads(json.dumps(graph.to_dict())))
     assert again.predict_index(X).tolist() == graph.predict_index(X).tolist()
     g.nodes[0]["weights"] = [1.0]

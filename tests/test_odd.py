@@ -263,3 +263,22 @@ def test_warm_start_rejects_a_diagram_that_does_not_fit():
         odd.warm_start(_instance(X, y, "1-2-2"), graph, X)
     with pytest.raises(ValueError, match="several features"):
         odd.warm_start(_instance(X, y, "1-2-2-2", univariate=True), _hand_built(), X)
+
+
+def test_tree_mode_takes_a_heuristic_tree_at_its_tree_positions():
+    from odtk.heuristics import construct_diagram
+
+    X, y = _binary(16, n=16, p=4)
+    found = construct_diagram(X, y, [1, 2, 4], 2, alpha=0.0, time_budget=0.2, seed=0)
+    instance = _instance(X, y, "1-2-4", tree=True, univariate=True)
+    odd.warm_start(instance, found.graph, X)
+    _assert_feasible(instance)
+    assert pyo.value(instance.objective) == pytest.approx(found.objective)
+    tree_arcs = {(u, v) for u, v in instance.A if v in instance.V}
+    assert tree_arcs == {(u, c) for u in (0, 1, 2) for c in (2 * u + 1, 2 * u + 2)}
+
+
+def test_tree_mode_refuses_a_diagram_with_a_merge():
+    X, y = _scaled(13)
+    with pytest.raises(ValueError, match="tree mode needs a tree"):
+        odd.warm_start(_instance(X, y, "1-2-4", tree=True), _hand_built(), X)
