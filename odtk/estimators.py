@@ -22,7 +22,7 @@ class _SolvedClassifier(ClassifierMixin, BaseEstimator):
         """Solve the formulation on ``(X, y)`` and keep the verified model."""
         self.result_ = self._solve(self._frame(X, fitting=True), np.asarray(y))
         self.model_ = self.result_.model
-        self.tree_ = self.model_.graph
+        self.graph_ = self.model_.graph
         self.classes_ = np.asarray(self.model_.classes)
         return self
 
@@ -58,8 +58,8 @@ class OptimalTreeClassifier(_SolvedClassifier):
     are one-hot encoded.
 
     Fitted attributes: ``classes_``, ``n_features_in_``, ``feature_names_in_``
-    (for DataFrames), ``result_`` (:class:`odtk.SolveResult`), ``tree_``
-    (:class:`odtk.models.DecisionGraph`), ``model_`` (the trained model).
+    (for DataFrames), ``result_`` (:class:`odtk.SolveResult`), ``graph_`` (also ``tree_``,
+    :class:`odtk.models.DecisionGraph`), ``model_`` (the trained model).
     """
 
     def __init__(self, model: str = "flowoct", depth: int = 2, solver: str = "highs",
@@ -77,6 +77,11 @@ class OptimalTreeClassifier(_SolvedClassifier):
         self.thresholds = thresholds
         self.max_thresholds = max_thresholds
 
+    @property
+    def tree_(self):
+        """The learned tree (the same object as ``graph_``)."""
+        return self.graph_
+
     def _solve(self, frame: pd.DataFrame, y: np.ndarray) -> SolveResult:
         return api.solve(
             self.model, (frame, y), depth=self.depth, solver=self.solver,
@@ -92,7 +97,7 @@ class OptimalDiagramClassifier(_SolvedClassifier):
     hyperplanes ``a·x >= b`` (one feature each with ``univariate=True``). ``strategy``
     chooses the heuristic, the MILP, or both (heuristic warm start and cutoff).
     ``groups`` names the column of ``X`` holding two protected groups for ``fairness``.
-    Fitted attributes as for :class:`OptimalTreeClassifier` (``tree_`` is the diagram).
+    Fitted attributes as for :class:`OptimalTreeClassifier`; ``graph_`` is the diagram.
     """
 
     def __init__(self, skeleton: str = "1-2-4-8", solver: str = "highs", alpha: float = 0.01,

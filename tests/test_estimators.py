@@ -35,6 +35,7 @@ def test_fit_predict_score_on_mixed_columns(mixed_frame):
     assert set(predicted) <= {"no", "yes"}
     assert clf.score(X, y) == pytest.approx(clf.result_.train_accuracy)
     assert clf.result_.objective == pytest.approx((predicted == y).sum())
+    assert clf.tree_ is clf.graph_ and clf.tree_.depth <= 2
 
 
 def test_estimator_optimum_matches_enumeration_on_binary_arrays():
@@ -75,3 +76,4 @@ def test_diagram_classifier_on_raw_units_predicts_new_rows():
     shifted = X.iloc[:3] + 0.001  # new rows in original units go through the fitted scaler
     assert list(clf.predict(shifted)) == list(clf.predict(X.iloc[:3]))
     assert clone(clf).get_params() == clf.get_params()
+    assert clf.graph_ is clf.model_.graph and not hasattr(clf, "tree_")
