@@ -153,7 +153,7 @@ class DecisionGraph:
             text = (f"predict {self.class_names[attrs['label']]}" if "label" in attrs
                     else f"{self.test_text(node, unscale)} ?")
             if counts:
-                text += f"\\n{counts[node]} samples"
+                text += f"\\n{counts[node]} samples, {100 * counts[node] / max(counts[self.root], 1):.1f}%"
             out.append(f'  n{node} [label="{text}"];')
         for u, v, data in self.graph.edges(data=True):
             out.append(f'  n{u} -> n{v} [label="{"yes" if data["outcome"] else "no"}"];')
