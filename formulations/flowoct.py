@@ -60,7 +60,7 @@ SIDE_CONSTRAINTS: tuple[str, ...] = ()
 def build_model() -> pyo.AbstractModel:
     """The abstract FlowOCT model (1.1)–(1.13)."""
     m = pyo.AbstractModel(name="FlowOCT")
-    _sets_and_params(m)
+    sets_and_params(m)
     _variables(m)
     m.objective = pyo.Objective(rule=_objective, sense=pyo.maximize,
                                 doc="(1.1) correctly classified samples minus λ times splits")
@@ -68,7 +68,8 @@ def build_model() -> pyo.AbstractModel:
     return m
 
 
-def _sets_and_params(m: pyo.AbstractModel) -> None:
+def sets_and_params(m: pyo.AbstractModel) -> None:
+    """Samples, features, classes, the tree's nodes and the data (shared with BendersOCT)."""
     m.I = pyo.Set(ordered=True, doc="training samples")
     m.F = pyo.Set(ordered=True, doc="binary features")
     m.K = pyo.Set(ordered=True, doc="classes")
@@ -82,19 +83,26 @@ def _sets_and_params(m: pyo.AbstractModel) -> None:
     m.lam = pyo.Param(within=pyo.UnitInterval, default=0.0, doc="regularisation weight λ")
 
 
+def tree_variables(m: pyo.AbstractModel, numbers: tuple[str, str, str] = ("1.12", "1.13", "1.11")) -> None:
+    """The tree's binaries ``b``, ``p``, ``w`` (integrality numbered ``numbers``)."""
+    m.b = pyo.Var(m.B, m.F, domain=pyo.Binary, doc=f"({numbers[0]}) node n splits on feature f")
+    m.p = pyo.Var(m.N, domain=pyo.Binary, doc=f"({numbers[1]}) node n predicts a class")
+    m.w = pyo.Var(m.N, m.K, domain=pyo.Binary, doc=f"({numbers[2]}) node n predicts class k")
+
+
 def _variables(m: pyo.AbstractModel) -> None:
-    m.b = pyo.Var(m.B, m.F, domain=pyo.Binary, doc="(1.12) node n splits on feature f")
-    m.p = pyo.Var(m.N, domain=pyo.Binary, doc="(1.13) node n predicts a class")
-    m.w = pyo.Var(m.N, m.K, domain=pyo.Binary, doc="(1.11) node n predicts class k")
+    tree_variables(m)
     m.z = pyo.Var(m.I, m.N, bounds=(0, 1), doc="flow z^i_{a(n),n} on the arc into node n")
     m.z_sink = pyo.Var(m.I, m.N, bounds=(0, 1), doc="flow z^i_{n,t} from node n to the sink")
 
 
-def _left(n: int) -> int:
+def left(n: int) -> int:
+    """Left child (x_f = 0) of node n in heap order."""
     return 2 * n
 
 
-def _right(n: int) -> int:
+def right(n: int) -> int:
+    """Right child (x_f = 1) of node n in heap order."""
     return 2 * n + 1
 
 
@@ -104,16 +112,24 @@ def _objective(m):
     return (1 - m.lam) * correct - m.lam * splits
 
 
-def _constraints(m: pyo.AbstractModel) -> None:
+def tree_constraints(m: pyo.AbstractModel, numbers: tuple[str, str, str] = ("1.2", "1.3", "1.10")) -> None:
+    """The tree structure on ``b``, ``p``, ``w``: (1.2), (1.3), (1.10) (numbered ``numbers``)."""
     m.branch_or_predict = pyo.Constraint(
-        m.B, doc="(1.2) a branching node splits or predicts, unless an ancestor predicts",
+        m.B, doc=f"({numbers[0]}) a branching node splits or predicts, unless an ancestor predicts",
         rule=lambda m, n: sum(m.b[n, f] for f in m.F) + m.p[n] + sum(m.p[a] for a in m.A[n]) == 1)
     m.leaf_predicts = pyo.Constraint(
-        m.L, doc="(1.3) a leaf predicts unless an ancestor predicts",
+        m.L, doc=f"({numbers[1]}) a leaf predicts unless an ancestor predicts",
         rule=lambda m, n: m.p[n] + sum(m.p[a] for a in m.A[n]) == 1)
+    m.one_label = pyo.Constraint(
+        m.N, doc=f"({numbers[2]}) a predicting node carries exactly one class",
+        rule=lambda m, n: sum(m.w[n, k] for k in m.K) == m.p[n])
+
+
+def _constraints(m: pyo.AbstractModel) -> None:
+    tree_constraints(m)
     m.flow_conservation = pyo.Constraint(
         m.I, m.B, doc="(1.4) flow conservation at branching nodes",
-        rule=lambda m, i, n: m.z[i, n] == m.z[i, _left(n)] + m.z[i, _right(n)] + m.z_sink[i, n])
+        rule=lambda m, i, n: m.z[i, n] == m.z[i, left(n)] + m.z[i, right(n)] + m.z_sink[i, n])
     m.leaf_flow = pyo.Constraint(
         m.I, m.L, doc="(1.5) flow conservation at leaves",
         rule=lambda m, i, n: m.z[i, n] == m.z_sink[i, n])
@@ -122,16 +138,13 @@ def _constraints(m: pyo.AbstractModel) -> None:
         rule=lambda m, i: m.z[i, m.N.first()] <= 1)
     m.left_capacity = pyo.Constraint(
         m.I, m.B, doc="(1.7) flow goes left only if the split feature is 0",
-        rule=lambda m, i, n: m.z[i, _left(n)] <= sum(m.b[n, f] for f in m.F0[i]))
+        rule=lambda m, i, n: m.z[i, left(n)] <= sum(m.b[n, f] for f in m.F0[i]))
     m.right_capacity = pyo.Constraint(
         m.I, m.B, doc="(1.8) flow goes right only if the split feature is 1",
-        rule=lambda m, i, n: m.z[i, _right(n)] <= sum(m.b[n, f] for f in m.F1[i]))
+        rule=lambda m, i, n: m.z[i, right(n)] <= sum(m.b[n, f] for f in m.F1[i]))
     m.sink_capacity = pyo.Constraint(
         m.I, m.N, doc="(1.9) flow reaches the sink only where the sample's class is predicted",
         rule=lambda m, i, n: m.z_sink[i, n] <= m.w[n, m.y[i]])
-    m.one_label = pyo.Constraint(
-        m.N, doc="(1.10) a predicting node carries exactly one class",
-        rule=lambda m, n: sum(m.w[n, k] for k in m.K) == m.p[n])
 
 
 def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int,
@@ -173,7 +186,7 @@ def decode(instance) -> nx.DiGraph:
         split = [f for f in instance.F if n in instance.B and pyo.value(instance.b[n, f]) > 0.5]
         if split:
             tree.add_node(n, feature=int(split[0]))
-            for child, outcome in ((_left(n), False), (_right(n), True)):
+            for child, outcome in ((left(n), False), (right(n), True)):
                 tree.add_edge(n, child, outcome=outcome)
                 stack.append(child)
         else:

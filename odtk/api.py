@@ -8,6 +8,7 @@ both: the heuristic diagram then warm-starts the MILP and its value is the cutof
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 import warnings
@@ -22,15 +23,18 @@ from pyomo.common.gc_manager import PauseGC
 from sklearn.preprocessing import LabelEncoder
 
 from odtk.datasets import Dataset, FeatureEncoder, from_dataframe, load_dataset
+from odtk.decomposition import solve_with_cuts
 from odtk.exceptions import ConfigError, DataError, SelfCheckError, SolveError
-from odtk.formulations import flowoct, odd
+from odtk.formulations import benders, binoct, flowoct, odd
+from odtk.formulations import oct as bertsimas_dunn_oct
 from odtk.heuristics import construct_diagram
 from odtk.models import DecisionGraph, TrainedModel
 from odtk.results import SolveResult
 from odtk.skeletons import diagram_skeleton, parse_widths, tree_skeleton
 from odtk.solvers import SolverOptions, SolverOutcome, get_spec, solve_instance
 
-FORMULATIONS: dict[str, ModuleType] = {module.KEY: module for module in (flowoct, odd)}
+FORMULATIONS: dict[str, ModuleType] = {
+    module.KEY: module for module in (benders, binoct, bertsimas_dunn_oct, flowoct, odd)}
 HEURISTICS: dict[str, Callable] = {"odd": construct_diagram}  # model key → step-1 heuristic
 STRATEGIES = ("milp", "heuristic", "both")
 SELF_CHECK_TOLERANCE = 1e-4
@@ -319,11 +323,17 @@ def _milp(problem: _Problem, shape: nx.DiGraph, hyper: dict, solver: str, option
     if start_graph is not None:
         heuristic_value = steps["heuristic"]["objective"]
         cutoff = heuristic_value + 1e-6 if capabilities["cutoff"] else None
-    outcome = solve_instance(instance, solver, options, handoff=handoff,
-                             warm_start=start_graph is not None and capabilities["warm_start"],
-                             cutoff=cutoff)
+    cut_report = None
+    if hasattr(module, "separate"):
+        outcome, cut_report = solve_with_cuts(instance, module, solver, options, handoff)
+    else:
+        outcome = solve_instance(instance, solver, options, handoff=handoff,
+                                 warm_start=start_graph is not None and capabilities["warm_start"],
+                                 cutoff=cutoff)
     steps["milp"] = {"termination": outcome.termination, "seconds": outcome.solve_time,
                      "objective": outcome.objective, "bound": outcome.bound}
+    if cut_report is not None:
+        steps["milp"].update(dataclasses.asdict(cut_report))
     if not outcome.has_solution:
         if start_graph is None or outcome.termination not in ("infeasible", "time_limit", "optimal"):
             _raise_for_termination(outcome, solver, options)

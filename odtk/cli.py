@@ -59,7 +59,7 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--gap", type=float, help="Relative MIP gap at which to stop.")
 @click.option("--threads", type=int, help="Solver threads.")
 @click.option("--seed", type=int, help="Solver (and heuristic) random seed.")
-@click.option("--lambda", "lam", type=float, help="FlowOCT: penalty λ in [0, 1] per split.")
+@click.option("--lambda", "lam", type=float, help="FlowOCT, BendersOCT, OCT: penalty λ in [0, 1] per split.")
 @click.option("--alpha", type=float, help="ODD: regulariser α on active nodes.")
 @click.option("--epsilon", type=float, help="ODD: split strictness ε (default 1e-4).")
 @click.option("--univariate", is_flag=True, default=None, help="ODD: one feature per split.")

@@ -1,0 +1,256 @@
+"""OCT: the optimal classification tree MIO of Bertsimas & Dunn, on binary features.
+
+Citation: D. Bertsimas, J. Dunn, "Optimal classification trees", Machine Learning
+106(7):1039–1082, 2017, problem (24) (the univariate OCT model), specialised to 0/1
+features as S. Aghaei, A. Gómez, P. Vayanos do when they compare it with FlowOCT
+("Strong Optimal Classification Trees", arXiv:2103.15965). Equation numbers
+(24.1)–(24.17) count the objective and the constraints of problem (24) in the order
+printed in the paper.
+
+A complete binary tree of depth D has branching nodes B and leaves L (heap order: root
+1, children 2t, 2t+1). Branching node t splits (d_t = 1) on the feature selected by
+a_t; a sample goes left iff a_t·x_i < b_t, so a node that does not split (a_t = 0,
+b_t = 0) sends every sample right. z_it assigns sample i to leaf t, l_t marks the
+leaves that hold samples, c_kt gives leaf t the label k, and L_t counts the samples
+leaf t misclassifies. With the objective convention of FlowOCT the model is
+
+    max  (1-λ) Σ_{t∈L} (N_t − L_t)  −  λ Σ_{t∈B} d_t                                  (24.1)
+    s.t. L_t ≥ N_t − N_kt − n (1 − c_kt)                   k ∈ K, t ∈ L              (24.2)
+         L_t ≤ N_t − N_kt + n c_kt                         k ∈ K, t ∈ L              (24.3)
+         L_t ≥ 0                                           t ∈ L                     (24.4)
+         N_kt = Σ_{i: y_i = k} z_it                        k ∈ K, t ∈ L              (24.5)
+         N_t = Σ_i z_it                                    t ∈ L                     (24.6)
+         Σ_k c_kt = l_t                                    t ∈ L                     (24.7)
+         z_it ≤ Σ_{j: x_ij = 0} a_jm                       i ∈ I, t ∈ L, m ∈ A_L(t)  (24.8)
+         z_it ≤ 1 − Σ_{j: x_ij = 0} a_jm                   i ∈ I, t ∈ L, m ∈ A_R(t)  (24.9)
+         Σ_{t∈L} z_it = 1                                  i ∈ I                     (24.10)
+         z_it ≤ l_t                                        i ∈ I, t ∈ L              (24.11)
+         Σ_i z_it ≥ N_min l_t                              t ∈ L                     (24.12)
+         Σ_j a_jt = d_t                                    t ∈ B                     (24.13)
+         (0 ≤ b_t ≤ d_t: b_t = d_t, see Deviations)        t ∈ B                     (24.14)
+         d_t ≤ d_{p(t)}                                    t ∈ B \\ {1}               (24.15)
+         z_it, l_t ∈ {0,1} (24.16);   a_jt, d_t ∈ {0,1} (24.17);   c_kt ∈ {0,1}
+
+Here n = |I|, A_L(t) / A_R(t) are the ancestors of t whose left / right branch leads
+to t, and N_t − L_t is the number of samples of leaf t that it classifies correctly
+(L_t = N_t − N_kt exactly for the chosen label k, by (24.2)–(24.3)).
+
+Symbols → Pyomo components:
+
+    I, J, K, B, L           sets I (samples), F (binary features), K, B, L (heap order)
+    A_L(t), A_R(t)          set AL / AR of pairs (t, m), m a left / right ancestor of t
+    p(t)                    param parent[t] (t ∈ B \\ {1}, set BP)
+    {j: x_ij = 0}           indexed set F0[i] (the data x enter only through it)
+    {i: y_i = k}            indexed set IK[k]
+    n, N_min, λ             params n, min_leaf, lam
+    a_jt, d_t               vars a[t,j], d[t]
+    z_it, l_t, c_kt         vars z[i,t], l[t], c[t,k]
+    N_kt, N_t, L_t          vars Nk[t,k], Nt[t], Lt[t]
+
+Deviations:
+
+* Objective: the paper minimises (1/L̂) Σ_t L_t + α Σ_t d_t (L̂ the baseline error).
+  Here, as in FlowOCT, (1−λ)·(correctly classified samples) − λ·(splits) is
+  maximised; Σ_t (N_t − L_t) = n − Σ_t L_t, so for λ < 1 this is the paper's objective
+  with α = λ / ((1−λ) L̂), up to sign and a constant.
+* Binary features (as in Aghaei et al.): every split tests one 0/1 feature, left iff
+  x_j = 0. The threshold is fixed to b_t = d_t (1 for a split, 0 otherwise), which
+  satisfies (24.14) and removes b; with ε = 1 (the gap between distinct feature
+  values) the paper's big-M split constraints a_m·(x_i + ε) ≤ b_m + (1 + ε_max)(1 − z_it)
+  and a_m·x_i ≥ b_m − (1 − z_it) admit exactly the 0/1 points of (24.8)–(24.9), which
+  are written without big-M: with Σ_j a_jm = d_m, Σ_{j: x_ij=0} a_jm = d_m − a_m·x_i.
+  A node that does not split (d_m = 0) still sends every sample right, as in the paper.
+* N_kt uses {i: y_i = k} for the paper's ½ Σ_i (1 + Y_ik) (Y_ik = ±1).
+* N_min (``min_leaf``) defaults to 1: it only makes l_t = 1 exactly for non-empty leaves
+  and excludes no tree, so the optimum is that of unrestricted trees of depth ≤ D.
+* A tree of depth 0 (a single leaf) is allowed; then B is empty.
+
+Decoding: the splits with d_t = 1 form a subtree containing the root (24.15); a
+branching node with d_t = 0 becomes a leaf predicting the label of the leaf its
+samples reach (its right-most descendant leaf). Leaves that no training sample
+reaches (l_t = 0, no label) predict class 0.
+"""
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pyomo.environ as pyo
+
+KEY = "oct"
+CITATION = ("Bertsimas & Dunn, Optimal classification trees, Machine Learning 106 (2017), "
+            "problem (24), on binary features as in Aghaei, Gómez & Vayanos")
+SENSE = "maximize"
+FEATURES = "binary"
+SKELETON = "tree"
+# numeric hyper-parameters: (lowest, highest, default); choices: (default, *other allowed values)
+HYPERPARAMETERS = {"lam": (0.0, 1.0, 0.0), "min_leaf": (0, 1_000_000, 1)}
+CHOICES: dict[str, tuple] = {}
+SIDE_CONSTRAINTS: tuple[str, ...] = ()
+
+
+def build_model() -> pyo.AbstractModel:
+    """The abstract OCT model (24.1)–(24.17) on binary features."""
+    m = pyo.AbstractModel(name="OCT")
+    _sets_and_params(m)
+    _variables(m)
+    m.objective = pyo.Objective(rule=_objective, sense=pyo.maximize,
+                                doc="(24.1) correctly classified samples minus λ times splits")
+    _constraints(m)
+    return m
+
+
+def _sets_and_params(m: pyo.AbstractModel) -> None:
+    m.I = pyo.Set(ordered=True, doc="training samples")
+    m.F = pyo.Set(ordered=True, doc="binary features")
+    m.K = pyo.Set(ordered=True, doc="classes")
+    m.B = pyo.Set(ordered=True, doc="branching nodes (heap order)")
+    m.L = pyo.Set(ordered=True, doc="leaf nodes (heap order)")
+    m.BP = pyo.Set(within=m.B, ordered=True, doc="branching nodes other than the root")
+    m.AL = pyo.Set(dimen=2, within=m.L * m.B, ordered=True,
+                   doc="pairs (t, m): m ∈ A_L(t), leaf t lies in the left subtree of m")
+    m.AR = pyo.Set(dimen=2, within=m.L * m.B, ordered=True,
+                   doc="pairs (t, m): m ∈ A_R(t), leaf t lies in the right subtree of m")
+    m.F0 = pyo.Set(m.I, within=m.F, doc="features with x_ij = 0")
+    m.IK = pyo.Set(m.K, within=m.I, doc="samples of class k")
+    m.parent = pyo.Param(m.BP, within=m.B, doc="parent p(t) of branching node t")
+    m.n = pyo.Param(within=pyo.NonNegativeIntegers, doc="number of samples n (the big-M of (24.2)–(24.3))")
+    m.min_leaf = pyo.Param(within=pyo.NonNegativeIntegers, default=1,
+                           doc="N_min: fewest samples in a non-empty leaf")
+    m.lam = pyo.Param(within=pyo.UnitInterval, default=0.0, doc="regularisation weight λ")
+
+
+def _variables(m: pyo.AbstractModel) -> None:
+    m.a = pyo.Var(m.B, m.F, domain=pyo.Binary, doc="(24.17) a_jt: node t splits on feature j")
+    m.d = pyo.Var(m.B, domain=pyo.Binary, doc="(24.17) d_t: node t splits")
+    m.z = pyo.Var(m.I, m.L, domain=pyo.Binary, doc="(24.16) z_it: sample i is in leaf t")
+    m.l = pyo.Var(m.L, domain=pyo.Binary, doc="(24.16) l_t: leaf t holds samples")
+    m.c = pyo.Var(m.L, m.K, domain=pyo.Binary, doc="c_kt: leaf t predicts class k")
+    m.Nk = pyo.Var(m.L, m.K, domain=pyo.NonNegativeReals, doc="N_kt: samples of class k in leaf t")
+    m.Nt = pyo.Var(m.L, domain=pyo.NonNegativeReals, doc="N_t: samples in leaf t")
+    m.Lt = pyo.Var(m.L, domain=pyo.NonNegativeReals, doc="(24.4) L_t: samples leaf t misclassifies")
+
+
+def _objective(m):
+    correct = sum(m.Nt[t] - m.Lt[t] for t in m.L)
+    splits = sum(m.d[t] for t in m.B)
+    return (1 - m.lam) * correct - m.lam * splits
+
+
+def _constraints(m: pyo.AbstractModel) -> None:
+    m.loss_lower = pyo.Constraint(
+        m.L, m.K, doc="(24.2) L_t is at least the samples not of the predicted class",
+        rule=lambda m, t, k: m.Lt[t] >= m.Nt[t] - m.Nk[t, k] - m.n * (1 - m.c[t, k]))
+    m.loss_upper = pyo.Constraint(
+        m.L, m.K, doc="(24.3) L_t is at most the samples not of the predicted class",
+        rule=lambda m, t, k: m.Lt[t] <= m.Nt[t] - m.Nk[t, k] + m.n * m.c[t, k])
+    m.class_count = pyo.Constraint(
+        m.L, m.K, doc="(24.5) N_kt counts the samples of class k in leaf t",
+        rule=lambda m, t, k: m.Nk[t, k] == sum(m.z[i, t] for i in m.IK[k]))
+    m.leaf_count = pyo.Constraint(
+        m.L, doc="(24.6) N_t counts the samples in leaf t",
+        rule=lambda m, t: m.Nt[t] == sum(m.z[i, t] for i in m.I))
+    m.one_label = pyo.Constraint(
+        m.L, doc="(24.7) a leaf holding samples predicts exactly one class",
+        rule=lambda m, t: sum(m.c[t, k] for k in m.K) == m.l[t])
+    m.route_left = pyo.Constraint(
+        m.I, m.AL, doc="(24.8) a sample reaches a leaf left of ancestor m only if its split feature is 0",
+        rule=lambda m, i, t, a: m.z[i, t] <= sum(m.a[a, j] for j in m.F0[i]))
+    m.route_right = pyo.Constraint(
+        m.I, m.AR, doc="(24.9) a sample reaches a leaf right of ancestor m unless its split feature is 0",
+        rule=lambda m, i, t, a: m.z[i, t] <= 1 - sum(m.a[a, j] for j in m.F0[i]))
+    m.one_leaf = pyo.Constraint(
+        m.I, doc="(24.10) every sample is in exactly one leaf",
+        rule=lambda m, i: sum(m.z[i, t] for t in m.L) == 1)
+    m.leaf_used = pyo.Constraint(
+        m.I, m.L, doc="(24.11) samples only in leaves marked as holding samples",
+        rule=lambda m, i, t: m.z[i, t] <= m.l[t])
+    m.min_samples = pyo.Constraint(
+        m.L, doc="(24.12) a leaf holding samples holds at least N_min",
+        rule=lambda m, t: m.Nt[t] >= m.min_leaf * m.l[t] if pyo.value(m.min_leaf) > 0
+        else pyo.Constraint.Skip)
+    m.one_feature = pyo.Constraint(
+        m.B, doc="(24.13) a splitting node tests exactly one feature",
+        rule=lambda m, t: sum(m.a[t, j] for j in m.F) == m.d[t])
+    m.hierarchy = pyo.Constraint(
+        m.BP, doc="(24.15) a node splits only if its parent splits",
+        rule=lambda m, t: m.d[t] <= m.d[m.parent[t]])
+
+
+def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int,
+              lam: float = 0.0, min_leaf: int = 1) -> dict:
+    """Pyomo data for ``create_instance``: ``X`` 0/1 (n × p), ``y`` in ``0..n_classes-1``.
+
+    ``skeleton`` is a complete binary tree in heap order (``odtk.skeletons.tree_skeleton``).
+    """
+    X = np.asarray(X)
+    y = np.asarray(y).astype(int)
+    samples = list(range(X.shape[0]))
+    if int(min_leaf) > len(samples):
+        raise ValueError(f"min_leaf={min_leaf} exceeds the {len(samples)} training samples; "
+                         "no tree can satisfy it.")
+    branching = sorted(n for n in skeleton if skeleton.out_degree(n) > 0)
+    leaves = sorted(n for n in skeleton if skeleton.out_degree(n) == 0)
+    left_pairs, right_pairs = [], []
+    for t in leaves:
+        node = t
+        while node > 1:  # walk up: node is the left (even) or right (odd) child of node // 2
+            (right_pairs if node % 2 else left_pairs).append((t, node // 2))
+            node //= 2
+    zeros = X <= 0.5
+    return {None: {
+        "I": {None: samples},
+        "F": {None: list(range(X.shape[1]))},
+        "K": {None: list(range(n_classes))},
+        "B": {None: branching},
+        "L": {None: leaves},
+        "BP": {None: [t for t in branching if t > 1]},
+        "AL": {None: left_pairs},
+        "AR": {None: right_pairs},
+        "F0": {i: np.flatnonzero(zeros[i]).tolist() for i in samples},
+        "IK": {k: np.flatnonzero(y == k).tolist() for k in range(n_classes)},
+        "parent": {t: t // 2 for t in branching if t > 1},
+        "n": {None: len(samples)},
+        "min_leaf": {None: int(min_leaf)},
+        "lam": {None: float(lam)},
+    }}
+
+
+def _label(instance, t) -> int:
+    """Class of leaf t (0 when no training sample reaches it and it carries none)."""
+    if pyo.value(instance.l[t]) < 0.5:
+        return 0
+    return int(max(instance.K, key=lambda k: pyo.value(instance.c[t, k])))
+
+
+def decode(instance) -> nx.DiGraph:
+    """The learned tree: nodes carry ``feature`` (test ``x_f == 1``) or ``label``.
+
+    Arcs carry ``outcome``: ``False`` for the left child (``x_f = 0``), ``True``
+    for the right child (``x_f = 1``). Only nodes reachable from the root appear.
+    """
+    tree = nx.DiGraph()
+    branching = set(instance.B)
+    stack = [1]
+    while stack:
+        n = stack.pop()
+        split = ([f for f in instance.F if pyo.value(instance.a[n, f]) > 0.5]
+                 if n in branching and pyo.value(instance.d[n]) > 0.5 else [])
+        if split:
+            tree.add_node(n, feature=int(split[0]))
+            for child, outcome in ((2 * n, False), (2 * n + 1, True)):
+                tree.add_edge(n, child, outcome=outcome)
+                stack.append(child)
+        else:
+            leaf = n
+            while leaf in branching:  # a node that does not split sends every sample right
+                leaf = 2 * leaf + 1
+            tree.add_node(n, label=_label(instance, leaf))
+    return tree
+
+
+def objective_of(tree: nx.DiGraph, predicted: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph,
+                 lam: float = 0.0, **_) -> float:
+    """Objective (24.1) of a decoded tree whose training predictions are ``predicted``."""
+    correct = int((np.asarray(predicted) == np.asarray(y)).sum())
+    splits = sum(1 for _, attrs in tree.nodes(data=True) if "feature" in attrs)
+    return (1 - lam) * correct - lam * splits

@@ -1,0 +1,76 @@
+"""Lazy cuts for decomposition formulations (BendersOCT) on every solver.
+
+A formulation with a ``separate(instance) -> {key: violated inequality}`` function and a
+ConstraintList ``cuts`` is solved by the iterative scheme: solve the master, separate at
+its integral solution, add every violated cut, make the held solution feasible again
+(``repair``) and re-solve warm-started from it, until no cut is violated. The master is a
+relaxation, so each round's bound is valid and the last round, with no violated cut, is
+optimal. Where the time limit ends the loop first, the repaired solution is returned as
+an unproven incumbent.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from types import ModuleType
+
+import pyomo.environ as pyo
+
+from odtk.solvers import SolverOptions, SolverOutcome, get_spec, solve_instance
+
+
+@dataclasses.dataclass(frozen=True)
+class CutReport:
+    """How the cuts were generated: scheme, number of cuts and of master solves."""
+
+    scheme: str
+    cuts: int
+    rounds: int
+
+
+def solve_with_cuts(instance, module: ModuleType, solver: str, options: SolverOptions,
+                    handoff: str = "native") -> tuple[SolverOutcome, CutReport]:
+    """Solve ``instance`` of a lazy-cut formulation by repeated master solves."""
+    deadline = None if options.time_limit is None else time.perf_counter() + options.time_limit
+    warm_start_capable = handoff == "native" and get_spec(solver).capabilities["warm_start"]
+    sense = module.SENSE
+    bound, cuts, rounds, handoff_time, solve_time = None, 0, 0, 0.0, 0.0
+    warm = False
+    while True:
+        remaining = None if deadline is None else max(deadline - time.perf_counter(), 0.01)
+        outcome = solve_instance(instance, solver, dataclasses.replace(options, time_limit=remaining),
+                                 handoff=handoff, warm_start=warm)
+        rounds += 1
+        handoff_time += outcome.handoff_time
+        solve_time += outcome.solve_time
+        bound = _tighter(bound, outcome.bound, sense)
+        report = CutReport("iterative", cuts, rounds)
+        if not outcome.has_solution:
+            return _with(outcome, bound, handoff_time, solve_time), report
+        violated = module.separate(instance)
+        for cut in violated.values():
+            instance.cuts.add(cut)
+        module.repair(instance, violated)
+        cuts += len(violated)
+        report = CutReport("iterative", cuts, rounds)
+        out_of_time = deadline is not None and time.perf_counter() >= deadline
+        if not violated or out_of_time or outcome.termination != "optimal":
+            termination = outcome.termination if not violated else "time_limit"
+            return _with(outcome, bound, handoff_time, solve_time, termination,
+                         pyo.value(instance.objective)), report
+        warm = warm_start_capable
+
+
+def _tighter(old: float | None, new: float | None, sense: str) -> float | None:
+    if old is None or new is None:
+        return new if old is None else old
+    return min(old, new) if sense == "maximize" else max(old, new)
+
+
+def _with(outcome: SolverOutcome, bound, handoff_time: float, solve_time: float,
+          termination: str | None = None, objective: float | None = None) -> SolverOutcome:
+    """The last round's outcome with the loop's totals, best bound and final objective."""
+    return dataclasses.replace(
+        outcome, bound=bound, handoff_time=handoff_time, solve_time=solve_time,
+        termination=termination or outcome.termination,
+        objective=outcome.objective if objective is None else objective)
