@@ -106,3 +106,11 @@ def repair(instance, violated: dict) -> None:
     """After adding ``violated`` cuts, the held solution with g^i = 0 for their samples is feasible."""
     for i in violated:
         instance.g[i].set_value(0.0)
+
+
+def warm_start(instance, graph, X) -> None:
+    """Set ``b``, ``p``, ``w`` to the tree ``graph`` (heap node ids) and g^i to whether it
+    classifies row i of ``X`` correctly."""
+    leaves = flowoct.load_tree(instance, graph)
+    for i, path in enumerate(flowoct.paths(graph, X)):
+        instance.g[i].set_value(float(leaves[path[-1]] == pyo.value(instance.y[i])))

@@ -72,6 +72,8 @@ import networkx as nx
 import numpy as np
 import pyomo.environ as pyo
 
+from .heap_trees import check_start
+
 KEY = "binoct"
 CITATION = ("Verwer & Zhang, Learning Optimal Classification Trees Using a Binary Linear "
             "Program Formulation, AAAI 2019 (binary features, as compared in FlowOCT)")
@@ -233,3 +235,46 @@ def objective_of(tree: nx.DiGraph, predicted: np.ndarray, y: np.ndarray, skeleto
                  **_) -> float:
     """Objective (1) of a decoded tree: the number of correctly classified samples."""
     return float(int((np.asarray(predicted) == np.asarray(y)).sum()))
+
+
+# --------------------------------------------------------------------------- warm start
+def warm_start(instance, graph: nx.DiGraph, X: np.ndarray) -> None:
+    """Set every variable of ``instance`` to the tree ``graph`` routing the rows of ``X``.
+
+    ``graph`` follows :func:`decode`'s convention with heap node ids (root 1, children
+    2n for x_f = 0 and 2n+1 for x_f = 1); a leaf may sit above the last level. BinOCT
+    trees are complete, so an early leaf t becomes a complete subtree whose branching
+    nodes test the first feature and whose leaves all predict t's label: the predictions,
+    and so the objective, stay those of ``graph``. ``X`` is the 0/1 matrix the instance
+    was built from. Raises ValueError when the tree does not fit the skeleton (deeper
+    than the instance, node ids off the heap, a label or feature the instance lacks) or
+    ``X`` has the wrong shape.
+    """
+    X = check_start(instance, graph, X)
+    branching, leaves = set(instance.B), set(instance.L)
+    if branching and not len(instance.F):
+        raise ValueError("The instance has no features to split on.")
+    feature: dict[int, int] = {}  # the completed tree: every branching node tests a feature
+    for n in sorted(branching):
+        if n in graph and "feature" in graph.nodes[n]:
+            feature[n] = int(graph.nodes[n]["feature"])
+        else:
+            feature[n] = int(instance.F.first())
+    for var in instance.component_data_objects(pyo.Var):
+        var.set_value(0)
+    for n, j in feature.items():
+        instance.f[n, j].set_value(1)
+    for t in leaves:
+        covering = t
+        while covering not in graph:  # the early leaf this skeleton leaf completes
+            covering //= 2
+        instance.p[t, int(graph.nodes[covering]["label"])].set_value(1)
+    predicted = {t: max(instance.K, key=lambda c: pyo.value(instance.p[t, c])) for t in leaves}
+    for c in instance.K:
+        for i in instance.IK[c]:
+            t = 1
+            while t in branching:
+                t = _right(t) if X[i, feature[t]] > 0.5 else _left(t)
+            instance.l[i, t].set_value(1)
+            if predicted[t] != c:
+                instance.e[t, c].set_value(pyo.value(instance.e[t, c]) + 1)

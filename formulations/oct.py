@@ -76,6 +76,8 @@ import networkx as nx
 import numpy as np
 import pyomo.environ as pyo
 
+from .heap_trees import check_start
+
 KEY = "oct"
 CITATION = ("Bertsimas & Dunn, Optimal classification trees, Machine Learning 106 (2017), "
             "problem (24), on binary features as in Aghaei, Gómez & Vayanos")
@@ -254,3 +256,57 @@ def objective_of(tree: nx.DiGraph, predicted: np.ndarray, y: np.ndarray, skeleto
     correct = int((np.asarray(predicted) == np.asarray(y)).sum())
     splits = sum(1 for _, attrs in tree.nodes(data=True) if "feature" in attrs)
     return (1 - lam) * correct - lam * splits
+
+
+# --------------------------------------------------------------------------- warm start
+def warm_start(instance, graph: nx.DiGraph, X: np.ndarray) -> None:
+    """Set every variable of ``instance`` to the tree ``graph`` routing the rows of ``X``.
+
+    ``graph`` follows :func:`decode`'s convention with heap node ids (root 1, children
+    2n for x_f = 0 and 2n+1 for x_f = 1); a leaf may sit above the last level. Such an
+    early leaf t becomes d = 0 (and a = 0) on t's branching descendants, which send its
+    samples to the right-most skeleton leaf below t; the other leaves below t stay empty
+    (l = 0, c = 0), as do leaves no sample reaches. ``X`` is the 0/1 matrix the instance
+    was built from.
+
+    (24.2)–(24.3) force a non-empty leaf to predict a majority class of its samples: a
+    leaf whose label is not one is loaded with the majority class instead (the smallest
+    such index), so the loaded objective is then above the tree's ``objective_of``.
+    (24.12) is not checked: with ``min_leaf`` > 1 a leaf holding fewer samples makes the
+    start infeasible. Raises ValueError when the tree does not fit the skeleton (deeper
+    than the instance, node ids off the heap, a label or feature the instance lacks) or
+    ``X`` has the wrong shape.
+    """
+    X = check_start(instance, graph, X)
+    branching, leaves = set(instance.B), set(instance.L)
+    for var in instance.component_data_objects(pyo.Var):
+        var.set_value(0)
+    for n, attrs in graph.nodes(data=True):
+        if "feature" in attrs:
+            instance.d[n].set_value(1)
+            instance.a[n, attrs["feature"]].set_value(1)
+    y = {i: k for k in instance.K for i in instance.IK[k]}
+    members: dict[int, list] = {}  # skeleton leaf -> samples
+    label: dict[int, int] = {}  # skeleton leaf -> label of the tree leaf whose samples it holds
+    for i, row in zip(instance.I, X):
+        n = 1
+        while "feature" in graph.nodes[n]:
+            n = 2 * n + int(row[graph.nodes[n]["feature"]] > 0.5)
+        t = n
+        while t in branching:  # a node that does not split sends every sample right
+            t = 2 * t + 1
+        members.setdefault(t, []).append(i)
+        label[t] = int(graph.nodes[n]["label"])
+    for t, samples in members.items():
+        counts = {k: 0 for k in instance.K}
+        for i in samples:
+            instance.z[i, t].set_value(1)
+            counts[y[i]] += 1
+        best = max(counts.values())
+        k = label[t] if counts[label[t]] == best else next(k for k in instance.K if counts[k] == best)
+        instance.l[t].set_value(1)
+        instance.c[t, k].set_value(1)
+        instance.Nt[t].set_value(len(samples))
+        for kk, count in counts.items():
+            instance.Nk[t, kk].set_value(count)
+        instance.Lt[t].set_value(len(samples) - best)

@@ -21,6 +21,7 @@ import pandas as pd
 import pyomo.environ as pyo
 from pyomo.common.gc_manager import PauseGC
 from sklearn.preprocessing import LabelEncoder
+from sklearn.tree import DecisionTreeClassifier
 
 from odtk.datasets import Dataset, FeatureEncoder, from_dataframe, load_dataset
 from odtk.decomposition import solve_with_cuts
@@ -28,7 +29,7 @@ from odtk.exceptions import ConfigError, DataError, SelfCheckError, SolveError
 from odtk.formulations import benders, binoct, flowoct, odd
 from odtk.formulations import oct as bertsimas_dunn_oct
 from odtk.heuristics import construct_diagram
-from odtk.models import DecisionGraph, TrainedModel
+from odtk.models import DecisionGraph, TrainedModel, heap_tree, sklearn_tree
 from odtk.results import SolveResult
 from odtk.skeletons import diagram_skeleton, parse_widths, tree_skeleton
 from odtk.solvers import SolverOptions, SolverOutcome, get_spec, solve_instance
@@ -221,7 +222,7 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
           mip_gap: float | None = None, threads: int | None = None, seed: int | None = None,
           log: bool = False, handoff: str = "native", thresholds: str = "midpoints",
           max_thresholds: int | None = None, groups: str | None = None,
-          strategy: str | None = None, heuristic_time: float = 5.0,
+          strategy: str | None = None, heuristic_time: float = 5.0, warm_start: Any = None,
           **hyperparameters: Any) -> SolveResult:
     """Learn an optimal tree or diagram with formulation ``model`` and return the verified result.
 
@@ -230,6 +231,8 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     (FlowOCT: ``lam``; ODD: ``alpha``, ``epsilon``, ``univariate``, ``tree``, …).
     ``strategy`` (models with a heuristic): ``"heuristic"``, ``"milp"`` or ``"both"``
     (default). ``groups`` names the 0/1 protected-group column for fairness constraints.
+    ``warm_start`` (tree models on binary features): ``"cart"`` for scikit-learn's CART of the
+    same depth, or a tree learned on the same data (SolveResult, TrainedModel, DecisionGraph).
     """
     wall = time.perf_counter()
     module = _formulation(model)
@@ -247,6 +250,8 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     start_graph = None
     if strategy in ("heuristic", "both"):
         start_graph, steps["heuristic"] = _heuristic(problem, shape, hyper, heuristic_time, seed)
+    if warm_start is not None:
+        start_graph, steps["warm_start"] = _given_start(problem, warm_start, shape, hyper, seed)
     best, outcome, build_time = start_graph, None, 0.0
     termination = "heuristic"
     if strategy in ("milp", "both"):
@@ -296,9 +301,36 @@ def _satisfies_constraints(instance, tolerance: float = 1e-6) -> bool:
     return True
 
 
+def _given_start(problem: _Problem, given: Any, shape: nx.DiGraph, hyper: dict,
+                 seed: int | None) -> tuple[DecisionGraph, dict]:
+    """The user's starting tree (``"cart"`` or a tree learned on the same data), scored."""
+    module = problem.module
+    if module.FEATURES != "binary" or not hasattr(module, "warm_start"):
+        raise ConfigError(f"Model {module.KEY!r} takes no warm_start tree; drop warm_start=….")
+    start = time.perf_counter()
+    if isinstance(given, str):
+        if given != "cart":
+            raise ConfigError(f"warm_start={given!r}: give 'cart' or a learned tree.")
+        cart = DecisionTreeClassifier(max_depth=shape.graph["depth"], random_state=seed or 0)
+        tree = sklearn_tree(cart.fit(problem.X, problem.y))
+    else:
+        graph = getattr(getattr(given, "model", given), "graph", given)
+        if not isinstance(graph, DecisionGraph) or list(graph.feature_names) != list(problem.encoder.columns_):
+            raise ConfigError("warm_start must be 'cart' or a tree learned on the same data and "
+                              "binarisation (a SolveResult, TrainedModel or DecisionGraph).")
+        tree = heap_tree(graph.graph)
+    chosen = problem.graph(tree)
+    objective, _ = problem.score(chosen, shape, hyper)
+    return chosen, {"objective": objective, "seconds": time.perf_counter() - start}
+
+
 def _milp(problem: _Problem, shape: nx.DiGraph, hyper: dict, solver: str, options: SolverOptions,
           handoff: str, start_graph: DecisionGraph | None, steps: dict):
-    """Step 2: build, (warm-start,) solve, decode, self-check. Returns (graph, outcome, build s, status)."""
+    """Step 2: build, (warm-start,) solve, decode, self-check. Returns (graph, outcome, build s, status).
+
+    ``start_graph`` (the heuristic's diagram or the user's tree, scored in ``steps``) starts
+    the solver and its value is the cutoff.
+    """
     module = problem.module
     start = time.perf_counter()
     try:
@@ -311,21 +343,25 @@ def _milp(problem: _Problem, shape: nx.DiGraph, hyper: dict, solver: str, option
     build_time = time.perf_counter() - start
     capabilities = get_spec(solver).capabilities
     cutoff = None
+    origin = "warm_start" if "warm_start" in steps else "heuristic"
     if start_graph is not None:
         try:
             module.warm_start(instance, start_graph.graph, problem.X)
         except ValueError as exc:
+            if origin == "warm_start":
+                raise ConfigError(f"The warm_start tree does not fit this model: {exc}") from None
             raise SelfCheckError(f"Self-check failed: the heuristic diagram does not fit the MILP ({exc})") from None
         constrained = any(hyper.get(name) is not None for name in module.SIDE_CONSTRAINTS)
-        if constrained and not _satisfies_constraints(instance):
-            start_graph = None  # the heuristic diagram breaks a side constraint: no start, no cutoff
-        steps["heuristic"]["warm_start"] = start_graph is not None
-    if start_graph is not None:
-        heuristic_value = steps["heuristic"]["objective"]
-        cutoff = heuristic_value + 1e-6 if capabilities["cutoff"] else None
+        if (constrained or origin == "warm_start") and not _satisfies_constraints(instance):
+            start_graph = None  # the start breaks a constraint (e.g. a side constraint): no start, no cutoff
+        steps[origin]["warm_start"] = start_graph is not None
+    start_value = steps[origin]["objective"] if start_graph is not None else None
+    if start_graph is not None and capabilities["cutoff"] and not hasattr(module, "separate"):
+        cutoff = start_value + (1e-6 if module.SENSE == "minimize" else -1e-6)
     cut_report = None
     if hasattr(module, "separate"):
-        outcome, cut_report = solve_with_cuts(instance, module, solver, options, handoff)
+        outcome, cut_report = solve_with_cuts(instance, module, solver, options, handoff,
+                                              warm_start=start_graph is not None)
     else:
         outcome = solve_instance(instance, solver, options, handoff=handoff,
                                  warm_start=start_graph is not None and capabilities["warm_start"],
@@ -337,9 +373,9 @@ def _milp(problem: _Problem, shape: nx.DiGraph, hyper: dict, solver: str, option
     if not outcome.has_solution:
         if start_graph is None or outcome.termination not in ("infeasible", "time_limit", "optimal"):
             _raise_for_termination(outcome, solver, options)
-        # nothing beats the heuristic: proven when the cut-off model is infeasible
+        # nothing beats the start: proven when the cut-off model is infeasible
         proven = outcome.termination in ("infeasible", "optimal")
-        steps["milp"]["bound"] = steps["heuristic"]["objective"] if proven else outcome.bound
+        steps["milp"]["bound"] = start_value if proven else outcome.bound
         return start_graph, outcome, build_time, "optimal" if proven else "time_limit"
     graph = problem.graph(module.decode(instance))
     expected, _ = problem.score(graph, shape, hyper)
@@ -347,6 +383,6 @@ def _milp(problem: _Problem, shape: nx.DiGraph, hyper: dict, solver: str, option
     if outcome.termination != "optimal":
         warnings.warn(f"{solver} stopped with status {outcome.termination}: the model is feasible "
                       "but not proven optimal.", stacklevel=3)
-    if start_graph is not None and _better(module, steps["heuristic"]["objective"], expected):
+    if start_graph is not None and _better(module, start_value, expected):
         return start_graph, outcome, build_time, outcome.termination
     return graph, outcome, build_time, outcome.termination

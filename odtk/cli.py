@@ -73,6 +73,8 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--strategy", type=click.Choice(["both", "heuristic", "milp"]),
               help="ODD: heuristic then warm-started MILP (both, default), or one step alone.")
 @click.option("--heuristic-time", type=float, help="ODD: heuristic time budget in seconds (default 5).")
+@click.option("--warm-start", help="Trees on binary features: start from 'cart' or a saved model JSON "
+              "learned on the same data.")
 @click.option("--max-thresholds", type=int, help="Cap on thresholds per numeric feature (quantiles).")
 @click.option("--handoff", type=click.Choice(["native", "pyomo"]), default="native", show_default=True,
               help="Pass the model through the native matrix API or Pyomo's solver interface.")
@@ -81,7 +83,7 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--dot", type=click.Path(dir_okay=False), help="Save the tree/diagram as Graphviz DOT.")
 @click.option("--force", is_flag=True, help="Overwrite --output / --dot if they exist.")
 def solve(model, dataset, csv_path, target, depth, skeleton, solver, time_limit, gap, threads, seed,
-          max_thresholds, handoff, log, output, dot, force, **model_options) -> None:
+          warm_start, max_thresholds, handoff, log, output, dot, force, **model_options) -> None:
     """Learn an optimal tree or diagram and print it with its certificate."""
     if log:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -94,6 +96,7 @@ def solve(model, dataset, csv_path, target, depth, skeleton, solver, time_limit,
         model, data, depth=depth, skeleton=skeleton, solver=solver, time_limit=time_limit,
         mip_gap=gap, threads=threads, seed=seed, log=log, handoff=handoff,
         thresholds="quantiles" if max_thresholds else "midpoints", max_thresholds=max_thresholds,
+        warm_start=warm_start if warm_start in (None, "cart") else TrainedModel.load(warm_start),
         **given)
     trained = result.model
     features = api.as_dataset(data).features

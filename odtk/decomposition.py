@@ -1,12 +1,17 @@
 """Lazy cuts for decomposition formulations (BendersOCT) on every solver.
 
 A formulation with a ``separate(instance) -> {key: violated inequality}`` function and a
-ConstraintList ``cuts`` is solved by the iterative scheme: solve the master, separate at
-its integral solution, add every violated cut, make the held solution feasible again
-(``repair``) and re-solve warm-started from it, until no cut is violated. The master is a
-relaxation, so each round's bound is valid and the last round, with no violated cut, is
-optimal. Where the time limit ends the loop first, the repaired solution is returned as
-an unproven incumbent.
+ConstraintList ``cuts`` is solved by one of two schemes:
+
+* ``lazy`` (solvers with lazy-constraint callbacks: Gurobi, CPLEX): one branch and bound;
+  at every new incumbent the solver's callback loads it into the instance, separates, and
+  adds the violated cuts as lazy constraints. The cuts are kept in ``cuts`` afterwards.
+* ``iterative`` (HiGHS, CBC): solve the master, separate at its integral solution (HiGHS:
+  at every MIP solution it found on the way, through its solution callback), add every
+  violated cut, make the held solution feasible again (``repair``) and re-solve warm-started
+  from it, until no cut is violated. The master is a relaxation, so each round's bound is
+  valid and the last round, with no violated cut, is optimal. Where the time limit ends the
+  loop first, the repaired solution is returned as an unproven incumbent.
 """
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ import time
 from types import ModuleType
 
 import pyomo.environ as pyo
+from pyomo.core.expr.visitor import identify_variables
 
 from odtk.solvers import SolverOptions, SolverOutcome, get_spec, solve_instance
 
@@ -29,17 +35,47 @@ class CutReport:
 
 
 def solve_with_cuts(instance, module: ModuleType, solver: str, options: SolverOptions,
-                    handoff: str = "native") -> tuple[SolverOutcome, CutReport]:
-    """Solve ``instance`` of a lazy-cut formulation by repeated master solves."""
+                    handoff: str = "native", warm_start: bool = False) -> tuple[SolverOutcome, CutReport]:
+    """Solve ``instance`` of a lazy-cut formulation: lazily where the solver can, else iteratively.
+
+    ``warm_start``: the values held by the instance (a feasible tree) start the first solve.
+    """
+    warm_start = warm_start and handoff == "native" and get_spec(solver).capabilities["warm_start"]
+    if handoff == "native" and get_spec(solver).capabilities["lazy_callbacks"]:
+        return _solve_lazy(instance, module, solver, options, warm_start)
+    return _solve_iterative(instance, module, solver, options, handoff, warm_start)
+
+
+def _solve_lazy(instance, module: ModuleType, solver: str, options: SolverOptions,
+                warm_start: bool) -> tuple[SolverOutcome, CutReport]:
+    """One branch and bound with the cuts separated in the solver's lazy-constraint callback."""
+    added: list = []
+
+    def separate() -> list:
+        found = list(module.separate(instance).values())
+        added.extend(found)
+        return found
+
+    outcome = solve_instance(instance, solver, options, warm_start=warm_start, lazy=separate)
+    for cut in added:
+        instance.cuts.add(cut)
+    return outcome, CutReport("lazy", len(added), 1)
+
+
+def _solve_iterative(instance, module: ModuleType, solver: str, options: SolverOptions,
+                     handoff: str, warm_start: bool) -> tuple[SolverOutcome, CutReport]:
+    """Repeated master solves, each adding the cuts violated by the previous solution."""
     deadline = None if options.time_limit is None else time.perf_counter() + options.time_limit
     warm_start_capable = handoff == "native" and get_spec(solver).capabilities["warm_start"]
     sense = module.SENSE
     bound, cuts, rounds, handoff_time, solve_time = None, 0, 0, 0.0, 0.0
-    warm = False
+    warm = warm_start
     while True:
         remaining = None if deadline is None else max(deadline - time.perf_counter(), 0.01)
+        seen: dict = {}  # cuts violated by the MIP solutions met during this round
         outcome = solve_instance(instance, solver, dataclasses.replace(options, time_limit=remaining),
-                                 handoff=handoff, warm_start=warm)
+                                 handoff=handoff, warm_start=warm,
+                                 on_solution=lambda: _remember(module.separate(instance), seen))
         rounds += 1
         handoff_time += outcome.handoff_time
         solve_time += outcome.solve_time
@@ -48,10 +84,12 @@ def solve_with_cuts(instance, module: ModuleType, solver: str, options: SolverOp
         if not outcome.has_solution:
             return _with(outcome, bound, handoff_time, solve_time), report
         violated = module.separate(instance)
-        for cut in violated.values():
-            instance.cuts.add(cut)
+        if violated:
+            _remember(violated, seen)
+            for cut in seen.values():
+                instance.cuts.add(cut)
+            cuts += len(seen)
         module.repair(instance, violated)
-        cuts += len(violated)
         report = CutReport("iterative", cuts, rounds)
         out_of_time = deadline is not None and time.perf_counter() >= deadline
         if not violated or out_of_time or outcome.termination != "optimal":
@@ -59,6 +97,12 @@ def solve_with_cuts(instance, module: ModuleType, solver: str, options: SolverOp
             return _with(outcome, bound, handoff_time, solve_time, termination,
                          pyo.value(instance.objective)), report
         warm = warm_start_capable
+
+
+def _remember(violated: dict, seen: dict) -> None:
+    """Keep each distinct cut once, keyed by its sample and the variables it bounds with."""
+    for key, cut in violated.items():
+        seen.setdefault((key, tuple(sorted(id(v) for v in identify_variables(cut.args[1])))), cut)
 
 
 def _tighter(old: float | None, new: float | None, sense: str) -> float | None:

@@ -183,6 +183,45 @@ class DecisionGraph:
 NODE_KEYS = ("feature", "weights", "threshold", "label")
 
 
+def heap_tree(graph: nx.DiGraph) -> nx.DiGraph:
+    """A copy of a univariate tree renumbered in heap order: root 1, the ``outcome=False``
+    child of n is 2n and the ``outcome=True`` child 2n+1."""
+    root = next(n for n in graph if graph.in_degree(n) == 0)
+    tree, stack = nx.DiGraph(), [(root, 1)]
+    while stack:
+        node, position = stack.pop()
+        attrs = graph.nodes[node]
+        if "label" in attrs:
+            tree.add_node(position, label=int(attrs["label"]))
+            continue
+        if "feature" not in attrs:
+            raise DataError(f"Node {node} is a hyperplane split; only trees on binary features "
+                            "can start these models.")
+        tree.add_node(position, feature=int(attrs["feature"]))
+        for _, child, outcome in graph.out_edges(node, data="outcome"):
+            tree.add_edge(position, 2 * position + int(outcome), outcome=outcome)
+            stack.append((child, 2 * position + int(outcome)))
+    return tree
+
+
+def sklearn_tree(estimator) -> nx.DiGraph:
+    """A fitted scikit-learn decision tree on 0/1 features as a heap-ordered tree graph
+    (its ``x <= 0.5`` branch is ``outcome=False``; labels are class positions)."""
+    structure = estimator.tree_
+    tree, stack = nx.DiGraph(), [(0, 1)]
+    while stack:
+        node, position = stack.pop()
+        left, right = structure.children_left[node], structure.children_right[node]
+        if left < 0:
+            tree.add_node(position, label=int(np.argmax(structure.value[node][0])))
+            continue
+        tree.add_node(position, feature=int(structure.feature[node]))
+        for child, outcome in ((left, False), (right, True)):
+            tree.add_edge(position, 2 * position + int(outcome), outcome=outcome)
+            stack.append((child, 2 * position + int(outcome)))
+    return tree
+
+
 def original_scale(encoder: FeatureEncoder) -> Unscale:
     """Per encoded column (scale, offset) undoing min-max scaling (1, 0 for other columns)."""
     n = len(encoder.columns_)

@@ -29,7 +29,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Callable
 
 import numpy as np
 import yaml
@@ -277,6 +277,9 @@ class SolverOutcome:
 
 
 # --------------------------------------------------------------------------- standard form
+LazyRow = tuple[np.ndarray, np.ndarray, float]  # Σ coefficients · x[indices] ≤ rhs
+
+
 @dataclass
 class StandardForm:
     """``max/min c·x + offset`` s.t. ``row_lower <= A x <= row_upper``, bounds, integrality."""
@@ -293,6 +296,10 @@ class StandardForm:
     columns: list
     cutoff: float | None = None  # a solution must be at least this good (objective units)
     start: np.ndarray | None = None  # warm-start values (NaN where a variable has none)
+    # lazy constraints: solution vector → violated rows (column indices, coefficients, upper rhs)
+    lazy: Callable[[np.ndarray], list[LazyRow]] | None = None
+    # called with every MIP solution the solver finds (solvers with a solution callback)
+    on_solution: Callable[[np.ndarray], None] | None = None
 
     @property
     def size(self) -> ModelSize:
@@ -325,6 +332,26 @@ def to_standard_form(instance) -> StandardForm:
 def _load_values(form: StandardForm, values: np.ndarray) -> None:
     for var, value in zip(form.columns, values):
         var.set_value(float(value), skip_validation=True)
+
+
+def lazy_rows(form: StandardForm, separate: Callable[[], list]) -> Callable[[np.ndarray], list[LazyRow]]:
+    """Wrap ``separate`` (reads the instance's values, returns violated Pyomo inequalities
+    ``expression <= constant``) as a callback on solution vectors of ``form``."""
+    from pyomo.repn import generate_standard_repn
+
+    column = {id(var): j for j, var in enumerate(form.columns)}
+
+    def rows(values: np.ndarray) -> list[LazyRow]:
+        _load_values(form, values)
+        found = []
+        for cut in separate():
+            lhs, rhs = cut.args  # lhs <= rhs
+            repn = generate_standard_repn(lhs - rhs)
+            indices = np.fromiter((column[id(v)] for v in repn.linear_vars), dtype=np.int64)
+            found.append((indices, np.asarray(repn.linear_coefs, dtype=float), -float(repn.constant)))
+        return found
+
+    return rows
 
 
 # --------------------------------------------------------------------------- HiGHS
@@ -363,6 +390,8 @@ def _solve_highs(form: StandardForm, spec: SolverSpec, options: SolverOptions) -
         highs.setSolution(len(known), known, form.start[known])
     if form.cutoff is not None:
         highs.setOptionValue("objective_bound", form.cutoff if not form.maximize else -form.cutoff)
+    if form.on_solution is not None:
+        highs.cbMipSolution.subscribe(lambda event: form.on_solution(np.array(event.data_out.mip_solution)))
     handoff = time.perf_counter() - start
     highs.run()
     status = highs.getModelStatus()
@@ -402,13 +431,18 @@ def _solve_gurobi(form: StandardForm, spec: SolverSpec, options: SolverOptions) 
             x.Start = np.where(np.isnan(form.start), gp.GRB.UNDEFINED, form.start)
         if form.cutoff is not None:
             model.Params.Cutoff = form.cutoff
+        callback = _gurobi_lazy_callback(form, x.tolist()) if form.lazy else None
+        if callback:
+            model.Params.LazyConstraints = 1
         handoff = time.perf_counter() - start
         try:
-            model.optimize()
+            model.optimize(callback)
         except gp.GurobiError as exc:
             if exc.errno == 10010:
                 raise _licence_error(spec, form.size) from None
             raise
+        if callback and callback.error:
+            raise callback.error
         termination = {gp.GRB.OPTIMAL: "optimal", gp.GRB.TIME_LIMIT: "time_limit",
                        gp.GRB.INFEASIBLE: "infeasible", gp.GRB.INTERRUPTED: "interrupted",
                        gp.GRB.INF_OR_UNBD: "infeasible",
@@ -418,6 +452,25 @@ def _solve_gurobi(form: StandardForm, spec: SolverSpec, options: SolverOptions) 
             model.ObjVal if values is not None else None)
         return dict(termination=termination, values=values, bound=bound, handoff=handoff,
                     message=f"Gurobi status {model.Status}")
+
+
+def _gurobi_lazy_callback(form: StandardForm, columns: list) -> Callable:
+    """Gurobi callback adding ``form.lazy``'s violated rows at every new incumbent (MIPSOL)."""
+    import gurobipy as gp
+
+    def callback(model, where) -> None:
+        if where != gp.GRB.Callback.MIPSOL:
+            return
+        try:
+            values = np.asarray(model.cbGetSolution(columns))
+            for indices, coefficients, rhs in form.lazy(values):
+                model.cbLazy(gp.LinExpr(coefficients.tolist(), [columns[j] for j in indices]) <= rhs)
+        except Exception as exc:  # gurobipy swallows callback errors: stop and re-raise after
+            callback.error = exc
+            model.terminate()
+
+    callback.error = None
+    return callback
 
 
 # --------------------------------------------------------------------------- CPLEX
@@ -471,6 +524,8 @@ def _solve_cplex(form: StandardForm, spec: SolverSpec, options: SolverOptions) -
         if form.cutoff is not None:
             cutoffs = problem.parameters.mip.tolerances
             (cutoffs.lowercutoff if form.maximize else cutoffs.uppercutoff).set(form.cutoff)
+        if form.lazy:
+            problem.register_callback(_cplex_lazy_callback(cplex)).separate = form.lazy
         handoff = time.perf_counter() - start
         try:
             problem.solve()
@@ -481,6 +536,20 @@ def _solve_cplex(form: StandardForm, spec: SolverSpec, options: SolverOptions) -
         return _cplex_outcome(problem, form, handoff)
     finally:
         problem.end()
+
+
+def _cplex_lazy_callback(cplex_module) -> type:
+    """CPLEX lazy-constraint callback class adding the rows its ``separate`` returns."""
+
+    class LazyCuts(cplex_module.callbacks.LazyConstraintCallback):
+        separate: Callable[[np.ndarray], list[LazyRow]]
+
+        def __call__(self) -> None:
+            for indices, coefficients, rhs in self.separate(np.asarray(self.get_values())):
+                self.add(constraint=cplex_module.SparsePair(indices.tolist(), coefficients.tolist()),
+                         sense="L", rhs=rhs)
+
+    return LazyCuts
 
 
 def _cplex_outcome(problem, form: StandardForm, handoff: float) -> dict:
@@ -624,11 +693,15 @@ def check_licence(spec: SolverSpec, size: ModelSize) -> None:
 
 def solve_instance(instance, solver: str, options: SolverOptions | None = None,
                    handoff: str = "native", warm_start: bool = False,
-                   cutoff: float | None = None) -> SolverOutcome:
+                   cutoff: float | None = None, lazy: Callable[[], list] | None = None,
+                   on_solution: Callable[[], None] | None = None) -> SolverOutcome:
     """Solve a concrete Pyomo instance; the solution (if any) is loaded into its variables.
 
     ``warm_start`` passes the values the instance's variables hold now as a MIP start;
-    ``cutoff`` asks only for solutions at least as good as that objective value.
+    ``cutoff`` asks only for solutions at least as good as that objective value; ``lazy``
+    (solvers with lazy-constraint callbacks) is called at every incumbent, with the
+    incumbent loaded into the instance, and returns the violated inequalities to add;
+    ``on_solution`` (HiGHS) is called with every MIP solution found loaded into the instance.
     """
     options = options or SolverOptions()
     if handoff not in HANDOFFS:
@@ -639,6 +712,12 @@ def solve_instance(instance, solver: str, options: SolverOptions | None = None,
     if warm_start:
         form.start = np.array([np.nan if v.value is None else v.value for v in form.columns], dtype=float)
     form.cutoff = cutoff
+    if lazy is not None:
+        if handoff != "native" or not spec.capabilities["lazy_callbacks"]:
+            raise ConfigError(f"{solver} takes no lazy constraints through the {handoff} hand-off.")
+        form.lazy = lazy_rows(form, lazy)
+    if on_solution is not None:
+        form.on_solution = lambda values: (_load_values(form, values), on_solution())
     compile_time = time.perf_counter() - start
     check_licence(spec, form.size)
     start = time.perf_counter()

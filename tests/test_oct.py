@@ -3,17 +3,20 @@ from __future__ import annotations
 
 import re
 
+import networkx as nx
 import numpy as np
 import pyomo.environ as pyo
 import pytest
+from sklearn.tree import DecisionTreeClassifier
 
 from odtk.datasets import load_dataset
 from odtk.formulations import flowoct, oct
-from odtk.models import DecisionGraph
+from odtk.models import DecisionGraph, sklearn_tree
 from odtk.skeletons import tree_skeleton
 from odtk.solvers import SolverOptions, solve_instance
 
 from brute_force import best_objective
+from feasibility import assert_feasible
 
 # (seed, samples, features, classes, depth, λ): small enough for the free Gurobi/CPLEX licences
 RANDOM = [(0, 16, 4, 2, 1, 0.0), (1, 14, 3, 3, 2, 0.1), (2, 16, 4, 2, 2, 0.0), (3, 12, 4, 3, 2, 0.1)]
@@ -129,3 +132,154 @@ def test_module_contract():
     for component in model.component_objects((pyo.Var, pyo.Set, pyo.Param)):
         assert component.doc, component.name
     assert not re.search(r"^\s*(from|import)\s+odtk", open(oct.__file__).read(), re.M)
+
+
+# --------------------------------------------------------------------------- warm start
+# (seed, samples, features, classes, depth, λ): solved twice each, so kept tiny
+WARM = [(0, 12, 3, 2, 1, 0.0), (1, 12, 3, 3, 2, 0.1), (2, 10, 3, 2, 3, 0.0), (4, 10, 3, 2, 3, 0.1)]
+
+
+def _warm_data(seed: int, n: int, p: int, k: int):
+    X, y = _random(seed, n, p, k)
+    y[:k] = np.arange(k)  # every class occurs (scikit-learn's labels are class positions)
+    return X, y
+
+
+def _instance(X, y, k, depth, **hyper):
+    return oct.build_model().create_instance(oct.make_data(X, y, tree_skeleton(depth), k, **hyper))
+
+
+def _predict(graph, X, k):
+    return DecisionGraph(graph, [f"x{j}" for j in range(X.shape[1])], [str(c) for c in range(k)]).predict_index(X)
+
+
+def _majority_labels(graph, X, y, k):
+    """``graph`` with every leaf relabelled to a majority class of its samples (OCT's (24.2)–(24.3))."""
+    graph = graph.copy()
+    reached = {}
+    for i, row in enumerate(X):
+        n = 1
+        while "feature" in graph.nodes[n]:
+            n = 2 * n + int(row[graph.nodes[n]["feature"]])
+        reached.setdefault(n, []).append(y[i])
+    for n, labels in reached.items():
+        counts = np.bincount(labels, minlength=k)
+        if counts[graph.nodes[n]["label"]] < counts.max():
+            graph.nodes[n]["label"] = int(counts.argmax())
+    return graph
+
+
+def _random_tree(rng, depth, p, k, stop=0.3, n=1):
+    """A random heap-ordered tree of depth ≤ ``depth`` whose leaves may stop early."""
+    graph = nx.DiGraph()
+    graph.add_node(n, label=int(rng.integers(k)))
+    if depth > 0 and not (n > 1 and rng.random() < stop):
+        graph.nodes[n].clear()
+        graph.nodes[n]["feature"] = int(rng.integers(p))
+        for child, outcome in ((2 * n, False), (2 * n + 1, True)):
+            graph.update(_random_tree(rng, depth - 1, p, k, stop, child))
+            graph.add_edge(n, child, outcome=outcome)
+    return graph
+
+
+def _assert_loaded(instance, graph, X, y, k, depth, lam):
+    """All constraints, bounds and integralities hold and the objective is the tree's."""
+    assert_feasible(instance)
+    expected = oct.objective_of(graph, _predict(graph, X, k), y, tree_skeleton(depth), lam=lam)
+    assert pyo.value(instance.objective) == pytest.approx(expected, abs=1e-6)
+    return expected
+
+
+def _hand_made(depth, p):
+    """Trees with early leaves (labels fixed later by _majority_labels)."""
+    trees = [nx.DiGraph([(1, 2, {"outcome": False}), (1, 3, {"outcome": True})])]
+    nx.set_node_attributes(trees[0], {1: {"feature": p - 1}, 2: {"label": 0}, 3: {"label": 1}})
+    single = nx.DiGraph()
+    single.add_node(1, label=1)
+    trees.append(single)
+    if depth >= 2:  # left leaf early, right subtree full
+        tree = nx.DiGraph([(1, 2, {"outcome": False}), (1, 3, {"outcome": True}),
+                           (3, 6, {"outcome": False}), (3, 7, {"outcome": True})])
+        nx.set_node_attributes(tree, {1: {"feature": 0}, 2: {"label": 1}, 3: {"feature": 1},
+                                      6: {"label": 0}, 7: {"label": 1}})
+        trees.append(tree)
+    return trees
+
+
+@pytest.mark.parametrize("seed,n,p,k,depth,lam", WARM)
+def test_warm_start_loads_feasible_trees(seed, n, p, k, depth, lam):
+    X, y = _warm_data(seed, n, p, k)
+    solved = _instance(X, y, k, depth, lam=lam)
+    cold = solve_instance(solved, "highs", SolverOptions(time_limit=60))
+    assert cold.termination == "optimal"
+    rng = np.random.default_rng(seed)
+    cart = sklearn_tree(DecisionTreeClassifier(max_depth=depth, random_state=0).fit(X, y))
+    trees = {"decoded": oct.decode(solved), "cart": cart,
+             **{f"hand{i}": _majority_labels(t, X, y, k) for i, t in enumerate(_hand_made(depth, p))},
+             **{f"random{i}": _majority_labels(_random_tree(rng, depth, p, k), X, y, k) for i in range(4)}}
+    for name, graph in trees.items():
+        instance = _instance(X, y, k, depth, lam=lam)
+        oct.warm_start(instance, graph, X)
+        value = _assert_loaded(instance, graph, X, y, k, depth, lam)
+        if name == "decoded":  # round trip
+            assert value == pytest.approx(cold.objective, abs=1e-6)
+    instance = _instance(X, y, k, depth, lam=lam)
+    oct.warm_start(instance, cart, X)
+    warm = solve_instance(instance, "highs", SolverOptions(time_limit=60), warm_start=True)
+    assert warm.termination == "optimal"
+    assert warm.objective == pytest.approx(cold.objective, abs=1e-6)
+
+
+def test_warm_start_relabels_minority_leaves():
+    """(24.3) makes a leaf predict a majority class: a minority label is loaded as the majority."""
+    X, y = _warm_data(5, 12, 3, 2)
+    tree = nx.DiGraph([(1, 2, {"outcome": False}), (1, 3, {"outcome": True})])
+    nx.set_node_attributes(tree, {1: {"feature": 0}, 2: {"label": 0}, 3: {"label": 0}})
+    wrong = tree.copy()
+    majority = _majority_labels(tree, X, y, 2)
+    for n in (2, 3):  # the minority class in both leaves
+        wrong.nodes[n]["label"] = 1 - majority.nodes[n]["label"]
+    instance = _instance(X, y, 2, 2, lam=0.1)
+    oct.warm_start(instance, wrong, X)
+    _assert_loaded(instance, majority, X, y, 2, 2, 0.1)
+    assert pyo.value(instance.objective) > oct.objective_of(wrong, _predict(wrong, X, 2), y,
+                                                            tree_skeleton(2), lam=0.1)
+
+
+def test_warm_start_early_leaf_routes_right():
+    X, y = _warm_data(6, 12, 3, 2)
+    tree = nx.DiGraph([(1, 2, {"outcome": False}), (1, 3, {"outcome": True})])
+    nx.set_node_attributes(tree, {1: {"feature": 2}, 2: {"label": 0}, 3: {"label": 1}})
+    tree = _majority_labels(tree, X, y, 2)
+    instance = _instance(X, y, 2, 3)
+    oct.warm_start(instance, tree, X)
+    assert [pyo.value(instance.d[t]) for t in instance.B] == [1, 0, 0, 0, 0, 0, 0]
+    left, right = (X[:, 2] == 0).sum(), (X[:, 2] == 1).sum()
+    assert {t: pyo.value(instance.Nt[t]) for t in instance.L} == {
+        8: 0, 9: 0, 10: 0, 11: left, 12: 0, 13: 0, 14: 0, 15: right}
+    assert all(pyo.value(instance.l[t]) == 0 and pyo.value(instance.c[t, 0]) + pyo.value(instance.c[t, 1]) == 0
+               for t in (8, 9, 10, 12, 13, 14))
+    assert oct.decode(instance).nodes(data=True)[1] == tree.nodes(data=True)[1]
+
+
+def test_warm_start_rejects_trees_that_do_not_fit():
+    X, y = _warm_data(0, 8, 3, 2)
+    instance = _instance(X, y, 2, 1)
+    deep = nx.DiGraph([(1, 2, {"outcome": False}), (1, 3, {"outcome": True}),
+                       (2, 4, {"outcome": False}), (2, 5, {"outcome": True})])
+    nx.set_node_attributes(deep, {1: {"feature": 0}, 2: {"feature": 1}, 3: {"label": 0},
+                                  4: {"label": 0}, 5: {"label": 1}})
+    with pytest.raises(ValueError, match="deeper than the instance's depth 1"):
+        oct.warm_start(instance, deep, X)
+    stray = nx.DiGraph()
+    stray.add_nodes_from([(1, {"label": 0}), (3, {"label": 1})])
+    with pytest.raises(ValueError, match="not a split"):
+        oct.warm_start(instance, stray, X)
+    for bad, match in (({"label": 2}, "not a class"), ({"feature": 3}, "feature 3")):
+        tree = nx.DiGraph([(1, 2, {"outcome": False}), (1, 3, {"outcome": True})])
+        nx.set_node_attributes(tree, {1: {"feature": 0}, 2: {"label": 0}, 3: {"label": 1}})
+        tree.nodes[3 if "label" in bad else 1].update(bad)
+        with pytest.raises(ValueError, match=match):
+            oct.warm_start(instance, tree, X)
+    with pytest.raises(ValueError, match="shape"):
+        oct.warm_start(instance, stray.subgraph([1]).copy(), X[:, :2])

@@ -11,6 +11,8 @@ from odtk.models import DecisionGraph
 from odtk.skeletons import diagram_skeleton, tree_skeleton
 from odtk.solvers import SolverOptions, solve_instance
 
+from feasibility import assert_feasible
+
 
 def _binary(seed: int, n: int = 16, p: int = 3) -> tuple[np.ndarray, np.ndarray]:
     """0/1 features; the label is an XOR of two features with some flipped labels."""
@@ -225,21 +227,13 @@ def _hand_built() -> nx.DiGraph:
     return g
 
 
-def _assert_feasible(instance) -> None:
-    for con in instance.component_data_objects(pyo.Constraint, active=True):
-        body = pyo.value(con.body)
-        assert con.lower is None or pyo.value(con.lower) - 1e-6 <= body, con.name
-        assert con.upper is None or body <= pyo.value(con.upper) + 1e-6, con.name
-    for var in instance.component_data_objects(pyo.Var):
-        assert var.lb - 1e-9 <= var.value <= var.ub + 1e-9, var.name
-
 
 def test_warm_start_from_a_hand_built_diagram_is_feasible():
     X, y = _scaled(13)
     graph = _hand_built()
     instance = _instance(X, y, "1-2-2", alpha=0.3)
     odd.warm_start(instance, graph, X)
-    _assert_feasible(instance)
+    assert_feasible(instance)
     expected = odd.objective_of(graph, _predict(graph, X), y, diagram_skeleton("1-2-2"), alpha=0.3)
     assert pyo.value(instance.objective) == pytest.approx(expected)
 
@@ -249,7 +243,7 @@ def test_warm_start_from_an_optimal_diagram_reproduces_its_objective():
     solved, outcome = _solve(X, y, "1-2-2", alpha=0.1, univariate=True)
     instance = _instance(X, y, "1-2-2", alpha=0.1, univariate=True)
     odd.warm_start(instance, odd.decode(solved), X)
-    _assert_feasible(instance)
+    assert_feasible(instance)
     assert pyo.value(instance.objective) == pytest.approx(outcome.objective, abs=1e-6)
 
 
@@ -272,7 +266,7 @@ def test_tree_mode_takes_a_heuristic_tree_at_its_tree_positions():
     found = construct_diagram(X, y, [1, 2, 4], 2, alpha=0.0, time_budget=0.2, seed=0)
     instance = _instance(X, y, "1-2-4", tree=True, univariate=True)
     odd.warm_start(instance, found.graph, X)
-    _assert_feasible(instance)
+    assert_feasible(instance)
     assert pyo.value(instance.objective) == pytest.approx(found.objective)
     tree_arcs = {(u, v) for u, v in instance.A if v in instance.V}
     assert tree_arcs == {(u, c) for u in (0, 1, 2) for c in (2 * u + 1, 2 * u + 2)}

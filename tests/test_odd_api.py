@@ -25,7 +25,8 @@ from odtk.skeletons import diagram_skeleton, parse_widths
 
 from test_flowoct import _slice
 from test_heuristics import _load
-from test_odd import _assert_feasible, _checkerboard, _fair_data, _parity, _rates, _scaled
+from feasibility import assert_feasible
+from test_odd import _checkerboard, _fair_data, _parity, _rates, _scaled
 
 FAST = {"time_limit": 60, "heuristic_time": 0.3}  # a safety net, and a short heuristic step
 
@@ -218,7 +219,7 @@ def test_heuristic_diagram_is_a_feasible_warm_start(skeleton, tree, alpha, univa
     instance = odd.build_model().create_instance(odd.make_data(
         X, y, diagram_skeleton(skeleton), k, alpha=alpha, univariate=univariate, tree=tree))
     odd.warm_start(instance, graph, X)
-    _assert_feasible(instance)  # every active constraint within 1e-6, every variable within its bounds
+    assert_feasible(instance)  # every active constraint within 1e-6, every variable within its bounds
     for var in instance.component_data_objects(pyo.Var):
         if var.is_integer():
             assert abs(var.value - round(var.value)) <= 1e-9, var.name
