@@ -111,6 +111,5 @@ def repair(instance, violated: dict) -> None:
 def warm_start(instance, graph, X) -> None:
     """Set ``b``, ``p``, ``w`` to the tree ``graph`` (heap node ids) and g^i to whether it
     classifies row i of ``X`` correctly."""
-    leaves = flowoct.load_tree(instance, graph)
-    for i, path in enumerate(flowoct.paths(graph, X)):
-        instance.g[i].set_value(float(leaves[path[-1]] == pyo.value(instance.y[i])))
+    for i, path in enumerate(flowoct.load_tree(instance, graph, X)):
+        instance.g[i].set_value(float(graph.nodes[path[-1]]["label"] == pyo.value(instance.y[i])))

@@ -46,6 +46,8 @@ import networkx as nx
 import numpy as np
 import pyomo.environ as pyo
 
+from .heap_trees import check_start, paths
+
 KEY = "flowoct"
 CITATION = "Aghaei, Gómez & Vayanos, Strong Optimal Classification Trees, formulation (1)"
 SENSE = "maximize"
@@ -211,47 +213,27 @@ def warm_start(instance, graph: nx.DiGraph, X: np.ndarray) -> None:
     2n for x_f = 0 and 2n+1 for x_f = 1); leaves may sit above the last level. A correctly
     classified sample sends one unit of flow along its path to the sink, the others none.
     """
-    leaves = load_tree(instance, graph)
     for var in (*instance.z.values(), *instance.z_sink.values()):
         var.set_value(0)
-    for i, path in enumerate(paths(graph, X)):
-        if leaves[path[-1]] == pyo.value(instance.y[i]):
+    for i, path in enumerate(load_tree(instance, graph, X)):
+        if graph.nodes[path[-1]]["label"] == pyo.value(instance.y[i]):
             for n in path:
                 instance.z[i, n].set_value(1)
             instance.z_sink[i, path[-1]].set_value(1)
 
 
-def load_tree(instance, graph: nx.DiGraph) -> dict:
-    """Set ``b``, ``p``, ``w`` to the tree ``graph``; returns {leaf node: label}."""
-    nodes = set(instance.N)
-    if not set(graph) <= nodes or 1 not in graph:
-        raise ValueError(f"The tree needs heap node ids within 1..{max(nodes)} (depth "
-                         f"{len(instance.A[max(nodes)])} at most), rooted at node 1.")
+def load_tree(instance, graph: nx.DiGraph, X: np.ndarray) -> list[list[int]]:
+    """Set ``b``, ``p``, ``w`` to the tree ``graph``; returns every row's path through it.
+
+    Raises ValueError when the tree or ``X`` does not fit the instance.
+    """
+    X = check_start(instance, graph, X)
     for var in (*instance.b.values(), *instance.p.values(), *instance.w.values()):
         var.set_value(0)
-    leaves = {}
     for n, attrs in graph.nodes(data=True):
         if "feature" in attrs:
-            if n not in instance.B or attrs["feature"] not in instance.F:
-                raise ValueError(f"Node {n} cannot split on feature {attrs['feature']} in this model.")
-            if left(n) not in graph or right(n) not in graph:
-                raise ValueError(f"Node {n} splits but lacks the child {left(n)} or {right(n)}.")
             instance.b[n, attrs["feature"]].set_value(1)
-        elif attrs.get("label") in instance.K:
+        else:
             instance.p[n].set_value(1)
             instance.w[n, attrs["label"]].set_value(1)
-            leaves[n] = attrs["label"]
-        else:
-            raise ValueError(f"Leaf {n} needs a label among the classes {list(instance.K)}.")
-    return leaves
-
-
-def paths(graph: nx.DiGraph, X: np.ndarray) -> list[list[int]]:
-    """Every row's path of heap node ids from the root to its leaf."""
-    found = []
-    for row in np.asarray(X):
-        path = [1]
-        while "feature" in graph.nodes[path[-1]]:
-            path.append(right(path[-1]) if row[graph.nodes[path[-1]]["feature"]] > 0.5 else left(path[-1]))
-        found.append(path)
-    return found
+    return paths(graph, X)

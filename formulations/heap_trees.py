@@ -1,4 +1,4 @@
-"""Checks shared by the tree formulations' warm starts (heap-ordered trees: root 1, the
+"""Checks and routing shared by the tree formulations' warm starts (heap-ordered trees: root 1, the
 ``outcome=False`` child of n is 2n, the ``outcome=True`` child 2n+1)."""
 from __future__ import annotations
 
@@ -52,3 +52,14 @@ def check_tree(graph: nx.DiGraph, branching: set, leaves: set, features: set, cl
                 raise ValueError(f"Leaf {n} has children.")
         else:
             raise ValueError(f"Node {n} carries neither a feature nor a label.")
+
+
+def paths(graph: nx.DiGraph, X: np.ndarray) -> list[list[int]]:
+    """Every row's path of heap node ids from the root to its leaf."""
+    found = []
+    for row in np.asarray(X):
+        path = [1]
+        while "feature" in graph.nodes[path[-1]]:
+            path.append(2 * path[-1] + int(row[graph.nodes[path[-1]]["feature"]] > 0.5))
+        found.append(path)
+    return found

@@ -76,7 +76,7 @@ import networkx as nx
 import numpy as np
 import pyomo.environ as pyo
 
-from .heap_trees import check_start
+from .heap_trees import check_start, paths
 
 KEY = "oct"
 CITATION = ("Bertsimas & Dunn, Optimal classification trees, Machine Learning 106 (2017), "
@@ -87,7 +87,8 @@ SKELETON = "tree"
 # numeric hyper-parameters: (lowest, highest, default); choices: (default, *other allowed values)
 HYPERPARAMETERS = {"lam": (0.0, 1.0, 0.0), "min_leaf": (0, 1_000_000, 1)}
 CHOICES: dict[str, tuple] = {}
-SIDE_CONSTRAINTS: tuple[str, ...] = ()
+# options whose constraints a start tree built without them (e.g. CART) may violate
+SIDE_CONSTRAINTS = ("min_leaf",)
 
 
 def build_model() -> pyo.AbstractModel:
@@ -288,11 +289,8 @@ def warm_start(instance, graph: nx.DiGraph, X: np.ndarray) -> None:
     y = {i: k for k in instance.K for i in instance.IK[k]}
     members: dict[int, list] = {}  # skeleton leaf -> samples
     label: dict[int, int] = {}  # skeleton leaf -> label of the tree leaf whose samples it holds
-    for i, row in zip(instance.I, X):
-        n = 1
-        while "feature" in graph.nodes[n]:
-            n = 2 * n + int(row[graph.nodes[n]["feature"]] > 0.5)
-        t = n
+    for i, path in zip(instance.I, paths(graph, X)):
+        n = t = path[-1]
         while t in branching:  # a node that does not split sends every sample right
             t = 2 * t + 1
         members.setdefault(t, []).append(i)

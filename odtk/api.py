@@ -284,10 +284,17 @@ def _strategy(module: ModuleType, strategy: str | None, hyper: dict[str, Any]) -
         raise ConfigError(f"Unknown strategy {chosen!r}; choose one of {', '.join(STRATEGIES)}.")
     if chosen != "milp" and not has_heuristic:
         raise ConfigError(f"Model {module.KEY!r} has no heuristic; use strategy 'milp'.")
-    constrained = [name for name in module.SIDE_CONSTRAINTS if hyper.get(name) is not None]
+    constrained = _side_constraints_on(module, hyper)
     if chosen == "heuristic" and constrained:
         raise ConfigError(f"The heuristic ignores {', '.join(constrained)}; use strategy 'milp' or 'both'.")
     return chosen
+
+
+def _side_constraints_on(module: ModuleType, hyper: dict[str, Any]) -> list[str]:
+    """The side-constraint options set away from their default (which imposes nothing)."""
+    defaults = {**{name: spec[2] for name, spec in module.HYPERPARAMETERS.items()},
+                **{name: allowed[0] for name, allowed in module.CHOICES.items()}}
+    return [name for name in module.SIDE_CONSTRAINTS if hyper.get(name) != defaults[name]]
 
 
 def _satisfies_constraints(instance, tolerance: float = 1e-6) -> bool:
@@ -315,7 +322,8 @@ def _given_start(problem: _Problem, given: Any, shape: nx.DiGraph, hyper: dict,
         tree = sklearn_tree(cart.fit(problem.X, problem.y))
     else:
         graph = getattr(getattr(given, "model", given), "graph", given)
-        if not isinstance(graph, DecisionGraph) or list(graph.feature_names) != list(problem.encoder.columns_):
+        if (not isinstance(graph, DecisionGraph) or graph.feature_names != list(problem.encoder.columns_)
+                or graph.class_names != [str(c) for c in problem.labels.classes_]):
             raise ConfigError("warm_start must be 'cart' or a tree learned on the same data and "
                               "binarisation (a SolveResult, TrainedModel or DecisionGraph).")
         tree = heap_tree(graph.graph)
@@ -351,15 +359,15 @@ def _milp(problem: _Problem, shape: nx.DiGraph, hyper: dict, solver: str, option
             if origin == "warm_start":
                 raise ConfigError(f"The warm_start tree does not fit this model: {exc}") from None
             raise SelfCheckError(f"Self-check failed: the heuristic diagram does not fit the MILP ({exc})") from None
-        constrained = any(hyper.get(name) is not None for name in module.SIDE_CONSTRAINTS)
-        if (constrained or origin == "warm_start") and not _satisfies_constraints(instance):
-            start_graph = None  # the start breaks a constraint (e.g. a side constraint): no start, no cutoff
+        if _side_constraints_on(module, hyper) and not _satisfies_constraints(instance):
+            start_graph = None  # the start breaks a side constraint: no start, no cutoff
         steps[origin]["warm_start"] = start_graph is not None
     start_value = steps[origin]["objective"] if start_graph is not None else None
-    if start_graph is not None and capabilities["cutoff"] and not hasattr(module, "separate"):
+    lazy_cuts = hasattr(module, "separate")  # BendersOCT: no cutoff on a master being cut
+    if start_graph is not None and capabilities["cutoff"] and not lazy_cuts:
         cutoff = start_value + (1e-6 if module.SENSE == "minimize" else -1e-6)
     cut_report = None
-    if hasattr(module, "separate"):
+    if lazy_cuts:
         outcome, cut_report = solve_with_cuts(instance, module, solver, options, handoff,
                                               warm_start=start_graph is not None)
     else:

@@ -80,9 +80,8 @@ def _solve_iterative(instance, module: ModuleType, solver: str, options: SolverO
         handoff_time += outcome.handoff_time
         solve_time += outcome.solve_time
         bound = _tighter(bound, outcome.bound, sense)
-        report = CutReport("iterative", cuts, rounds)
         if not outcome.has_solution:
-            return _with(outcome, bound, handoff_time, solve_time), report
+            return _with(outcome, bound, handoff_time, solve_time), CutReport("iterative", cuts, rounds)
         violated = module.separate(instance)
         if violated:
             _remember(violated, seen)
@@ -90,12 +89,11 @@ def _solve_iterative(instance, module: ModuleType, solver: str, options: SolverO
                 instance.cuts.add(cut)
             cuts += len(seen)
         module.repair(instance, violated)
-        report = CutReport("iterative", cuts, rounds)
         out_of_time = deadline is not None and time.perf_counter() >= deadline
         if not violated or out_of_time or outcome.termination != "optimal":
             termination = outcome.termination if not violated else "time_limit"
-            return _with(outcome, bound, handoff_time, solve_time, termination,
-                         pyo.value(instance.objective)), report
+            return (_with(outcome, bound, handoff_time, solve_time, termination,
+                          pyo.value(instance.objective)), CutReport("iterative", cuts, rounds))
         warm = warm_start_capable
 
 

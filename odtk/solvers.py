@@ -29,7 +29,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Callable
+from typing import Any, Callable
 
 import numpy as np
 import yaml
@@ -717,7 +717,11 @@ def solve_instance(instance, solver: str, options: SolverOptions | None = None,
             raise ConfigError(f"{solver} takes no lazy constraints through the {handoff} hand-off.")
         form.lazy = lazy_rows(form, lazy)
     if on_solution is not None:
-        form.on_solution = lambda values: (_load_values(form, values), on_solution())
+        def loaded_then_called(values: np.ndarray) -> None:
+            _load_values(form, values)
+            on_solution()
+
+        form.on_solution = loaded_then_called
     compile_time = time.perf_counter() - start
     check_licence(spec, form.size)
     start = time.perf_counter()

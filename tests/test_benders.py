@@ -70,11 +70,9 @@ def test_api_result_passes_the_self_check_and_reports_its_cuts():
 @pytest.mark.filterwarnings("ignore:.*not proven optimal")
 def test_time_limit_returns_a_repaired_incumbent_and_a_valid_bound():
     result = odtk.solve("benders", "flowoct/monk1", depth=3, lam=0.0, time_limit=3)
-    optimum = 114  # FlowOCT's proven optimum on monk1 at depth 3
-    if result.termination == "time_limit":
-        assert result.objective <= optimum <= result.bound + 1e-6
-    else:
-        assert result.objective == pytest.approx(optimum)
+    optimum = 114  # FlowOCT's proven optimum on monk1 at depth 3 (HiGHS needs over a minute)
+    assert result.termination == "time_limit"
+    assert result.objective <= optimum <= result.bound + 1e-6
 
 
 @pytest.mark.parametrize("solver_name", ["gurobi", "cplex"])

@@ -53,7 +53,7 @@ def test_a_too_deep_tree_is_refused():
     X, y = _binary(8)
     tree = sklearn_tree(DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y))
     instance = flowoct.build_model().create_instance(flowoct.make_data(X, y, tree_skeleton(2), 2))
-    with pytest.raises(ValueError, match="heap node ids"):
+    with pytest.raises(ValueError, match="deeper"):
         flowoct.warm_start(instance, tree, X)
 
 
