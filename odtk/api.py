@@ -25,6 +25,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from odtk.datasets import Dataset, FeatureEncoder, from_dataframe, load_dataset
 from odtk.decomposition import solve_with_cuts
+from odtk.engines import cp_search
 from odtk.exceptions import ConfigError, DataError, SelfCheckError, SolveError
 from odtk.formulations import benders, binoct, flowoct, odd
 from odtk.formulations import oct as bertsimas_dunn_oct
@@ -36,6 +37,8 @@ from odtk.solvers import SolverOptions, SolverOutcome, get_spec, solve_instance
 
 FORMULATIONS: dict[str, ModuleType] = {
     module.KEY: module for module in (benders, binoct, bertsimas_dunn_oct, flowoct, odd)}
+ENGINES: dict[str, ModuleType] = {cp_search.KEY: cp_search}  # odtk's own search, no MILP solver
+DEFAULT_SOLVER = "highs"
 HEURISTICS: dict[str, Callable] = {"odd": construct_diagram}  # model key → step-1 heuristic
 STRATEGIES = ("milp", "heuristic", "both")
 SELF_CHECK_TOLERANCE = 1e-4
@@ -43,13 +46,21 @@ SELF_CHECK_TOLERANCE = 1e-4
 
 def available_models() -> list[str]:
     """Keys accepted by ``solve(model=...)`` and ``odtk solve --model``."""
-    return sorted(FORMULATIONS)
+    return sorted({**FORMULATIONS, **ENGINES})
 
 
 def _formulation(model: str) -> ModuleType:
-    if model not in FORMULATIONS:
+    module = FORMULATIONS.get(model) or ENGINES.get(model)
+    if module is None:
         raise ConfigError(f"Unknown model {model!r}. Known models: {', '.join(available_models())}.")
-    return FORMULATIONS[model]
+    return module
+
+
+def model_options(model: str) -> dict[str, Any]:
+    """The options of ``model`` (its hyper-parameters and choices) with their defaults."""
+    module = _formulation(model)
+    return {**{name: spec[2] for name, spec in module.HYPERPARAMETERS.items()},
+            **{name: allowed[0] for name, allowed in module.CHOICES.items()}}
 
 
 def as_dataset(data: Any, target: str | int | None = None) -> Dataset:
@@ -218,7 +229,7 @@ def _heuristic(problem: _Problem, skeleton: nx.DiGraph, hyper: dict, budget: flo
 
 
 def solve(model: str, data: Any, *, target: str | int | None = None, depth: int | None = None,
-          skeleton: str | None = None, solver: str = "highs", time_limit: float | None = None,
+          skeleton: str | None = None, solver: str | None = None, time_limit: float | None = None,
           mip_gap: float | None = None, threads: int | None = None, seed: int | None = None,
           log: bool = False, handoff: str = "native", thresholds: str = "midpoints",
           max_thresholds: int | None = None, groups: str | None = None,
@@ -228,7 +239,9 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
 
     ``data`` is a bundled dataset name, a :class:`~odtk.datasets.Dataset`, a DataFrame
     (with ``target``) or a tuple ``(X, y)``. Hyper-parameters are the formulation's own
-    (FlowOCT: ``lam``; ODD: ``alpha``, ``epsilon``, ``univariate``, ``tree``, …).
+    (FlowOCT: ``lam``; ODD: ``alpha``, ``epsilon``, ``univariate``, ``tree``, …; CP search:
+    ``min_support``, ``counting_depth``). ``solver`` defaults to HiGHS for the MILPs; the CP
+    search (``model="cp"``) runs odtk's own engine and takes no solver.
     ``strategy`` (models with a heuristic): ``"heuristic"``, ``"milp"`` or ``"both"``
     (default). ``groups`` names the 0/1 protected-group column for fairness constraints.
     ``warm_start`` (tree models on binary features): ``"cart"`` for scikit-learn's CART of the
@@ -238,6 +251,7 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     module = _formulation(model)
     hyper = _hyperparameters(module, hyperparameters)
     strategy = _strategy(module, strategy, hyper)
+    solver = _solver_for(module, solver, mip_gap)
     options = SolverOptions(time_limit=time_limit, mip_gap=mip_gap, threads=threads, seed=seed, log=log)
     shape = _skeleton(module, depth, skeleton, hyper)
     if shape.graph["kind"] == "tree":
@@ -254,26 +268,64 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
         start_graph, steps["warm_start"] = _given_start(problem, warm_start, shape, hyper, seed)
     best, outcome, build_time = start_graph, None, 0.0
     termination = "heuristic"
-    if strategy in ("milp", "both"):
+    if module.KEY in ENGINES:
+        best, termination = _search(problem, shape, hyper, options, steps)
+    elif strategy in ("milp", "both"):
         best, outcome, build_time, termination = _milp(problem, shape, hyper, solver, options,
                                                         handoff, start_graph, steps)
     objective, accuracy = problem.score(best, shape, hyper)
     trained = TrainedModel(best, problem.encoder, list(problem.labels.classes_), model,
                            target=str(dataset.target.name),
                            summary={"dataset": dataset.name, "skeleton": skeleton, "depth": depth, **hyper})
-    bound = outcome.bound if outcome and outcome.has_solution else steps.get("milp", {}).get("bound")
+    bound = (outcome.bound if outcome and outcome.has_solution
+             else steps.get("milp", steps.get("search", {})).get("bound"))
     return SolveResult(
-        method=model, solver=solver if outcome else "heuristic",
+        method=model, solver=solver if outcome or module.KEY in ENGINES else "heuristic",
         solver_version=outcome.version if outcome else "", termination=termination,
         objective=objective, bound=bound, gap=_gap(objective, bound), build_time=build_time,
         handoff_time=outcome.handoff_time if outcome else 0.0,
-        solve_time=outcome.solve_time if outcome else 0.0,
+        solve_time=outcome.solve_time if outcome else steps.get("search", {}).get("seconds", 0.0),
         wall_time=time.perf_counter() - wall, size=outcome.size if outcome else None,
         n_samples=len(problem.y), train_accuracy=accuracy,
         options=outcome.native if outcome else {},
         hyperparameters={"skeleton": skeleton, "depth": depth, **hyper}, model=trained,
         message=outcome.message if outcome else "", steps=steps,
     )
+
+
+def _solver_for(module: ModuleType, solver: str | None, mip_gap: float | None) -> str:
+    """The MILP solver (HiGHS unless told), or the engine's own name for a search model."""
+    if module.KEY not in ENGINES:
+        return solver or DEFAULT_SOLVER
+    if solver not in (None, module.SOLVER):
+        raise ConfigError(f"Model {module.KEY!r} runs odtk's own search, not a MILP solver; "
+                          f"drop solver={solver!r} (--solver).")
+    if mip_gap is not None:
+        raise ConfigError(f"Model {module.KEY!r} always proves optimality; drop mip_gap (--gap).")
+    return module.SOLVER
+
+
+def _search(problem: _Problem, shape: nx.DiGraph, hyper: dict, options: SolverOptions,
+            steps: dict) -> tuple[DecisionGraph, str]:
+    """Run a search engine, then check its tree scores what the engine reported."""
+    module = problem.module
+    try:
+        found = module.search(problem.X, problem.y, len(problem.labels.classes_),
+                              shape.graph["depth"], time_limit=options.time_limit, **hyper)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    graph = problem.graph(module.to_graph(found.tree))
+    objective, _ = problem.score(graph, shape, hyper)
+    if objective != found.error:
+        raise SelfCheckError(f"Self-check failed: the search reported {found.error} errors but its "
+                             f"tree makes {objective:g}; report this model.")
+    steps["search"] = {"termination": found.status, "seconds": found.seconds, "objective": objective,
+                       "bound": found.lower_bound, "search_nodes": found.search_nodes,
+                       "cache_size": found.cache_size}
+    if found.status != "optimal":
+        warnings.warn(f"The search stopped at the time limit of {options.time_limit} s: the tree "
+                      "is the best found, not proven optimal.", stacklevel=3)
+    return graph, found.status
 
 
 def _strategy(module: ModuleType, strategy: str | None, hyper: dict[str, Any]) -> str:
@@ -292,8 +344,7 @@ def _strategy(module: ModuleType, strategy: str | None, hyper: dict[str, Any]) -
 
 def _side_constraints_on(module: ModuleType, hyper: dict[str, Any]) -> list[str]:
     """The side-constraint options set away from their default (which imposes nothing)."""
-    defaults = {**{name: spec[2] for name, spec in module.HYPERPARAMETERS.items()},
-                **{name: allowed[0] for name, allowed in module.CHOICES.items()}}
+    defaults = model_options(module.KEY)
     return [name for name in module.SIDE_CONSTRAINTS if hyper.get(name) != defaults[name]]
 
 

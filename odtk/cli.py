@@ -54,7 +54,7 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--target", help="Class column of --csv (name, or position such as -1).")
 @click.option("--depth", type=int, help="Tree depth.")
 @click.option("--skeleton", help="Widths of the internal layers, e.g. 1-2-4-8 (a tree: 1-2-4).")
-@click.option("--solver", default="highs", show_default=True, help="Solver from `odtk solvers`.")
+@click.option("--solver", help="Solver from `odtk solvers` (default highs; model cp runs its own search).")
 @click.option("--time-limit", type=float, help="Solver time limit in seconds.")
 @click.option("--gap", type=float, help="Relative MIP gap at which to stop.")
 @click.option("--threads", type=int, help="Solver threads.")
@@ -70,6 +70,9 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--groups", help="ODD: column holding the two protected groups.")
 @click.option("--max-nodes", type=int, help="ODD: at most this many active nodes (parsimony).")
 @click.option("--min-samples", type=int, help="ODD: at least S samples through every active node.")
+@click.option("--min-support", type=int, help="CP search: at least N_min samples in every leaf.")
+@click.option("--counting-depth", type=click.IntRange(0, 2),
+              help="CP search: levels solved by bulk counting at the bottom (default 2).")
 @click.option("--strategy", type=click.Choice(["both", "heuristic", "milp"]),
               help="ODD: heuristic then warm-started MILP (both, default), or one step alone.")
 @click.option("--heuristic-time", type=float, help="ODD: heuristic time budget in seconds (default 5).")

@@ -51,7 +51,8 @@ class _SolvedClassifier(ClassifierMixin, BaseEstimator):
 
 
 class OptimalTreeClassifier(_SolvedClassifier):
-    """An optimal decision tree learned by a MILP formulation (FlowOCT by default).
+    """An optimal decision tree learned by a MILP formulation (FlowOCT by default) or by the
+    CP paper's search (``model="cp"``, with ``min_support``).
 
     Parameters mirror :func:`odtk.solve`. Numeric features are binarised at
     thresholds fitted on the training data; categorical (non-numeric) columns
@@ -62,14 +63,17 @@ class OptimalTreeClassifier(_SolvedClassifier):
     :class:`odtk.models.DecisionGraph`), ``model_`` (the trained model).
     """
 
-    def __init__(self, model: str = "flowoct", depth: int = 2, solver: str = "highs",
-                 lam: float = 0.0, time_limit: float | None = None, mip_gap: float | None = None,
-                 threads: int | None = None, seed: int | None = None,
+    _defaults = {"lam": 0.0, "min_support": 1}  # options only some models take
+
+    def __init__(self, model: str = "flowoct", depth: int = 2, solver: str | None = None,
+                 lam: float = 0.0, min_support: int = 1, time_limit: float | None = None,
+                 mip_gap: float | None = None, threads: int | None = None, seed: int | None = None,
                  thresholds: str = "midpoints", max_thresholds: int | None = None):
         self.model = model
         self.depth = depth
         self.solver = solver
         self.lam = lam
+        self.min_support = min_support
         self.time_limit = time_limit
         self.mip_gap = mip_gap
         self.threads = threads
@@ -83,11 +87,14 @@ class OptimalTreeClassifier(_SolvedClassifier):
         return self.graph_
 
     def _solve(self, frame: pd.DataFrame, y: np.ndarray) -> SolveResult:
+        known = api.model_options(self.model)
+        options = {name: value for name, value in (("lam", self.lam), ("min_support", self.min_support))
+                   if name in known or value != self._defaults[name]}  # unknown + set: a clear error
         return api.solve(
             self.model, (frame, y), depth=self.depth, solver=self.solver,
             time_limit=self.time_limit, mip_gap=self.mip_gap, threads=self.threads,
             seed=self.seed, thresholds=self.thresholds, max_thresholds=self.max_thresholds,
-            lam=self.lam)
+            **options)
 
 
 class OptimalDiagramClassifier(_SolvedClassifier):
@@ -100,7 +107,7 @@ class OptimalDiagramClassifier(_SolvedClassifier):
     Fitted attributes as for :class:`OptimalTreeClassifier`; ``graph_`` is the diagram.
     """
 
-    def __init__(self, skeleton: str = "1-2-4-8", solver: str = "highs", alpha: float = 0.01,
+    def __init__(self, skeleton: str = "1-2-4-8", solver: str | None = None, alpha: float = 0.01,
                  epsilon: float = 1e-4, univariate: bool = False, strategy: str = "both",
                  heuristic_time: float = 5.0, time_limit: float | None = None,
                  mip_gap: float | None = None, threads: int | None = None, seed: int | None = None,

@@ -73,6 +73,8 @@ class SolveResult:
             value = "none" if step.get("objective") is None else f"{step['objective']:.6g}"
             note = {True: ", the MILP's start", False: ", breaks a side constraint: not the MILP's start"}
             cuts = f", {step['cuts']} cuts in {step['rounds']} rounds ({step['scheme']})" if "cuts" in step else ""
+            nodes = (f", {step['search_nodes']} search nodes, {step['cache_size']} cached sub-trees"
+                     if "search_nodes" in step else "")
             lines.append(f"step        {name}: objective {value} in {step['seconds']:.2f}s"
-                         f"{note.get(step.get('warm_start'), '')}{cuts}")
+                         f"{note.get(step.get('warm_start'), '')}{cuts}{nodes}")
         return "\n".join(lines)

@@ -11,21 +11,31 @@ import itertools
 import numpy as np
 
 
-def all_trees(X: np.ndarray, n_classes: int, depth: int) -> list[tuple[np.ndarray, int]]:
-    """Every tree of depth ≤ ``depth``, as (predictions on X, number of splits)."""
+def all_trees(X: np.ndarray, n_classes: int, depth: int,
+              rows: np.ndarray | None = None) -> list[tuple[np.ndarray, int, int]]:
+    """Every tree of depth ≤ ``depth``, as (predictions on X, number of splits, samples of
+    ``rows`` (default: all) in its smallest leaf)."""
     n = X.shape[0]
-    trees = [(np.full(n, k), 0) for k in range(n_classes)]
+    rows = np.ones(n, dtype=bool) if rows is None else rows
+    trees = [(np.full(n, k), 0, int(rows.sum())) for k in range(n_classes)]
     if depth == 0:
         return trees
-    smaller = all_trees(X, n_classes, depth - 1)
     for f in range(X.shape[1]):
         goes_right = X[:, f] == 1
-        for (left, s_left), (right, s_right) in itertools.product(smaller, repeat=2):
-            trees.append((np.where(goes_right, right, left), 1 + s_left + s_right))
+        lefts = all_trees(X, n_classes, depth - 1, rows & ~goes_right)
+        rights = all_trees(X, n_classes, depth - 1, rows & goes_right)
+        for (left, s_left, m_left), (right, s_right, m_right) in itertools.product(lefts, rights):
+            trees.append((np.where(goes_right, right, left), 1 + s_left + s_right, min(m_left, m_right)))
     return trees
 
 
 def best_objective(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int, lam: float) -> float:
     """The optimal FlowOCT objective by exhaustive enumeration."""
     return max((1 - lam) * int((pred == y).sum()) - lam * splits
-               for pred, splits in all_trees(X, n_classes, depth))
+               for pred, splits, _ in all_trees(X, n_classes, depth))
+
+
+def min_error(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int, min_leaf: int = 1) -> int:
+    """The fewest misclassifications of a tree whose every leaf holds ≥ ``min_leaf`` samples."""
+    return min(int((pred != y).sum()) for pred, _, smallest in all_trees(X, n_classes, depth)
+               if smallest >= min_leaf)

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from odtk.api import FORMULATIONS
+from odtk.api import ENGINES, FORMULATIONS
 
 
 @pytest.mark.parametrize("key", sorted(FORMULATIONS))
@@ -36,4 +36,17 @@ def test_every_constraint_cites_its_equation(key):
 @pytest.mark.parametrize("key", sorted(FORMULATIONS))
 def test_formulation_modules_import_nothing_else_from_odtk(key):
     source = open(FORMULATIONS[key].__file__).read()
+    assert not re.search(r"^\s*(from|import)\s+odtk", source, re.M)
+
+
+@pytest.mark.parametrize("key", sorted(ENGINES))
+def test_engine_surface(key):
+    module = ENGINES[key]
+    assert module.KEY == key and module.CITATION and module.SOLVER and module.SENSE == "minimize"
+    assert module.FEATURES == "binary" and module.SKELETON == "tree"
+    for name in ("search", "to_graph", "objective_of"):
+        assert callable(getattr(module, name))
+    for name, (low, high, default) in module.HYPERPARAMETERS.items():
+        assert low <= default <= high, name
+    source = open(module.__file__).read()
     assert not re.search(r"^\s*(from|import)\s+odtk", source, re.M)
