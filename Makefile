@@ -15,7 +15,7 @@ $(VENV)/.odtk-core: pyproject.toml
 	touch $@
 
 $(VENV)/.odtk-test: $(VENV)/.odtk-core
-	$(PIP) install --quiet -e ".[test,cbc,gurobi,cplex]"
+	$(PIP) install --quiet -e ".[test,cbc,gurobi,cplex,sat]"
 	touch $@
 
 run: $(VENV)/.odtk-core

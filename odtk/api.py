@@ -25,19 +25,21 @@ from sklearn.tree import DecisionTreeClassifier
 
 from odtk.datasets import Dataset, FeatureEncoder, from_dataframe, load_dataset
 from odtk.decomposition import solve_with_cuts
-from odtk.engines import cp_search
+from odtk.engines import cp_search, sat_inference
 from odtk.exceptions import ConfigError, DataError, SelfCheckError, SolveError
 from odtk.formulations import benders, binoct, flowoct, odd
 from odtk.formulations import oct as bertsimas_dunn_oct
 from odtk.heuristics import construct_diagram
-from odtk.models import DecisionGraph, TrainedModel, heap_tree, sklearn_tree
+from odtk.models import DecisionGraph, TrainedModel, heap_tree, nested_tree, sklearn_tree
+from odtk.oracles import MilpOracle
 from odtk.results import SolveResult
 from odtk.skeletons import diagram_skeleton, parse_widths, tree_skeleton
-from odtk.solvers import SolverOptions, SolverOutcome, get_spec, solve_instance
+from odtk.solvers import SolverOptions, SolverOutcome, get_spec, require_solver, solve_instance
 
 FORMULATIONS: dict[str, ModuleType] = {
     module.KEY: module for module in (benders, binoct, bertsimas_dunn_oct, flowoct, odd)}
-ENGINES: dict[str, ModuleType] = {cp_search.KEY: cp_search}  # odtk's own search, no MILP solver
+ENGINES: dict[str, ModuleType] = {  # odtk's own searches: no MILP formulation
+    key: module for module in (cp_search, sat_inference) for key in module.VARIANTS}
 DEFAULT_SOLVER = "highs"
 HEURISTICS: dict[str, Callable] = {"odd": construct_diagram}  # model key → step-1 heuristic
 STRATEGIES = ("milp", "heuristic", "both")
@@ -58,7 +60,10 @@ def _formulation(model: str) -> ModuleType:
 
 def model_options(model: str) -> dict[str, Any]:
     """The options of ``model`` (its hyper-parameters and choices) with their defaults."""
-    module = _formulation(model)
+    return _defaults(_formulation(model))
+
+
+def _defaults(module: ModuleType) -> dict[str, Any]:
     return {**{name: spec[2] for name, spec in module.HYPERPARAMETERS.items()},
             **{name: allowed[0] for name, allowed in module.CHOICES.items()}}
 
@@ -119,6 +124,8 @@ def _skeleton(module: ModuleType, depth: int | None, skeleton: str | None,
         widths = parse_widths(skeleton)
         if widths != _tree_widths(depth):
             raise ConfigError(f"depth={depth} contradicts skeleton {skeleton!r}; give one of them.")
+    if module.SKELETON == "search":
+        return nx.DiGraph(kind="search", depth=depth)  # the engine finds the depth; ``depth`` caps it
     if module.SKELETON == "diagram":
         if skeleton is None and depth is None:
             raise ConfigError(f"Model {module.KEY!r} needs a skeleton, e.g. skeleton='1-2-4-8' "
@@ -252,9 +259,10 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     hyper = _hyperparameters(module, hyperparameters)
     strategy = _strategy(module, strategy, hyper)
     solver = _solver_for(module, solver, mip_gap)
+    hyper.update(ENGINES[model].VARIANTS[model] if model in ENGINES else {})
     options = SolverOptions(time_limit=time_limit, mip_gap=mip_gap, threads=threads, seed=seed, log=log)
     shape = _skeleton(module, depth, skeleton, hyper)
-    if shape.graph["kind"] == "tree":
+    if shape.graph["kind"] in ("tree", "search"):
         depth = shape.graph["depth"]
     else:
         skeleton = "-".join(map(str, shape.graph["widths"]))
@@ -268,8 +276,8 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
         start_graph, steps["warm_start"] = _given_start(problem, warm_start, shape, hyper, seed)
     best, outcome, build_time = start_graph, None, 0.0
     termination = "heuristic"
-    if module.KEY in ENGINES:
-        best, termination = _search(problem, shape, hyper, options, steps)
+    if model in ENGINES:
+        best, termination = _search(problem, shape, hyper, solver, options, steps)
     elif strategy in ("milp", "both"):
         best, outcome, build_time, termination = _milp(problem, shape, hyper, solver, options,
                                                         handoff, start_graph, steps)
@@ -280,7 +288,7 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     bound = (outcome.bound if outcome and outcome.has_solution
              else steps.get("milp", steps.get("search", {})).get("bound"))
     return SolveResult(
-        method=model, solver=solver if outcome or module.KEY in ENGINES else "heuristic",
+        method=model, solver=solver if outcome or model in ENGINES else "heuristic",
         solver_version=outcome.version if outcome else "", termination=termination,
         objective=objective, bound=bound, gap=_gap(objective, bound), build_time=build_time,
         handoff_time=outcome.handoff_time if outcome else 0.0,
@@ -294,34 +302,47 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
 
 
 def _solver_for(module: ModuleType, solver: str | None, mip_gap: float | None) -> str:
-    """The MILP solver (HiGHS unless told), or the engine's own name for a search model."""
-    if module.KEY not in ENGINES:
+    """The solver a model runs on: HiGHS unless told for the MILPs, the engine's own name for
+    a search of its own, and for the clause models a SAT solver (or any MILP solver)."""
+    if module not in ENGINES.values():
         return solver or DEFAULT_SOLVER
+    if mip_gap is not None:
+        raise ConfigError(f"Model {module.KEY!r} always proves optimality; drop mip_gap (--gap).")
+    if module.SOLVER is None:
+        return require_solver(solver or module.DEFAULT_SOLVER).name
     if solver not in (None, module.SOLVER):
         raise ConfigError(f"Model {module.KEY!r} runs odtk's own search, not a MILP solver; "
                           f"drop solver={solver!r} (--solver).")
-    if mip_gap is not None:
-        raise ConfigError(f"Model {module.KEY!r} always proves optimality; drop mip_gap (--gap).")
     return module.SOLVER
 
 
-def _search(problem: _Problem, shape: nx.DiGraph, hyper: dict, options: SolverOptions,
-            steps: dict) -> tuple[DecisionGraph, str]:
+def _search(problem: _Problem, shape: nx.DiGraph, hyper: dict, solver: str,
+            options: SolverOptions, steps: dict) -> tuple[DecisionGraph, str]:
     """Run a search engine, then check its tree scores what the engine reported."""
     module = problem.module
+    backend = {}
+    if module.SOLVER is None:  # the clause models ask a SAT solver, or a MILP solver, each query
+        backend["oracle"] = solver if get_spec(solver).kind == "sat" else (
+            lambda deadline: MilpOracle(solver, options, deadline))
     try:
         found = module.search(problem.X, problem.y, len(problem.labels.classes_),
-                              shape.graph["depth"], time_limit=options.time_limit, **hyper)
+                              shape.graph["depth"], time_limit=options.time_limit, **hyper, **backend)
+    except sat_inference.InconsistentData as exc:
+        raise DataError(str(exc)) from None
+    except sat_inference.TimeLimitReached:
+        raise SolveError(f"No consistent tree found within the time limit of {options.time_limit} s; "
+                         "raise --time-limit.") from None
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    graph = problem.graph(module.to_graph(found.tree))
+    graph = problem.graph(nested_tree(found.tree))
     objective, _ = problem.score(graph, shape, hyper)
-    if objective != found.error:
-        raise SelfCheckError(f"Self-check failed: the search reported {found.error} errors but its "
-                             f"tree makes {objective:g}; report this model.")
+    if objective != found.objective:
+        raise SelfCheckError(f"Self-check failed: the search reported {found.objective} but its "
+                             f"tree scores {objective:g} on the training data; report this model.")
+    statistics = {name: value for name, value in dataclasses.asdict(found).items()
+                  if name not in ("tree", "objective", "lower_bound", "status", "seconds", "error")}
     steps["search"] = {"termination": found.status, "seconds": found.seconds, "objective": objective,
-                       "bound": found.lower_bound, "search_nodes": found.search_nodes,
-                       "cache_size": found.cache_size}
+                       "bound": found.lower_bound, **statistics}
     if found.status != "optimal":
         warnings.warn(f"The search stopped at the time limit of {options.time_limit} s: the tree "
                       "is the best found, not proven optimal.", stacklevel=3)
@@ -344,7 +365,7 @@ def _strategy(module: ModuleType, strategy: str | None, hyper: dict[str, Any]) -
 
 def _side_constraints_on(module: ModuleType, hyper: dict[str, Any]) -> list[str]:
     """The side-constraint options set away from their default (which imposes nothing)."""
-    defaults = model_options(module.KEY)
+    defaults = _defaults(module)
     return [name for name in module.SIDE_CONSTRAINTS if hyper.get(name) != defaults[name]]
 
 

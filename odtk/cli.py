@@ -52,9 +52,10 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--dataset", help="Bundled dataset name (see `odtk datasets`).")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Training data as CSV.")
 @click.option("--target", help="Class column of --csv (name, or position such as -1).")
-@click.option("--depth", type=int, help="Tree depth.")
+@click.option("--depth", type=int, help="Tree depth (sat-depth / sat-size: the largest depth tried).")
 @click.option("--skeleton", help="Widths of the internal layers, e.g. 1-2-4-8 (a tree: 1-2-4).")
-@click.option("--solver", help="Solver from `odtk solvers` (default highs; model cp runs its own search).")
+@click.option("--solver", help="Solver from `odtk solvers` (default highs; sat-depth / sat-size: "
+              "minisat22, or any SAT or MILP solver; cp runs its own search).")
 @click.option("--time-limit", type=float, help="Solver time limit in seconds.")
 @click.option("--gap", type=float, help="Relative MIP gap at which to stop.")
 @click.option("--threads", type=int, help="Solver threads.")
@@ -73,6 +74,9 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--min-support", type=int, help="CP search: at least N_min samples in every leaf.")
 @click.option("--counting-depth", type=click.IntRange(0, 2),
               help="CP search: levels solved by bulk counting at the bottom (default 2).")
+@click.option("--encoding", type=click.Choice(["incremental", "all-at-once"]),
+              help="sat-depth / sat-size: add examples as the tree misclassifies them "
+              "(incremental, default) or all from the start.")
 @click.option("--strategy", type=click.Choice(["both", "heuristic", "milp"]),
               help="ODD: heuristic then warm-started MILP (both, default), or one step alone.")
 @click.option("--heuristic-time", type=float, help="ODD: heuristic time budget in seconds (default 5).")
@@ -169,8 +173,9 @@ def datasets(as_json: bool) -> None:
 @main.command()
 def solvers() -> None:
     """List the registered solvers and whether odtk can reach them."""
-    click.echo(f"{'solver':8} {'status':10} {'licence':13} {'version':20} detail")
-    for name in registry():
+    click.echo(f"{'solver':11} {'kind':5} {'status':10} {'licence':13} {'version':20} detail")
+    for name, spec in registry().items():
         status = solver_status(name)
         state = "available" if status.available else "missing"
-        click.echo(f"{name:8} {state:10} {status.licence:13} {status.version or '-':20} {status.detail}")
+        click.echo(f"{name:11} {spec.kind:5} {state:10} {status.licence:13} {status.version or '-':20} "
+                   f"{status.detail}")

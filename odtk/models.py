@@ -204,6 +204,22 @@ def heap_tree(graph: nx.DiGraph) -> nx.DiGraph:
     return tree
 
 
+def nested_tree(tree: tuple) -> nx.DiGraph:
+    """A tree given as nested tuples — ``("leaf", class)`` or ``(feature, tree for x_f = 0,
+    tree for x_f = 1)``, as the search engines return them — in heap order."""
+    graph, stack = nx.DiGraph(), [(tree, 1)]
+    while stack:
+        node, position = stack.pop()
+        if node[0] == "leaf":
+            graph.add_node(position, label=int(node[1]))
+            continue
+        graph.add_node(position, feature=int(node[0]))
+        for outcome, child in ((False, node[1]), (True, node[2])):
+            graph.add_edge(position, 2 * position + outcome, outcome=outcome)
+            stack.append((child, 2 * position + outcome))
+    return graph
+
+
 def sklearn_tree(estimator) -> nx.DiGraph:
     """A fitted scikit-learn decision tree on 0/1 features as a heap-ordered tree graph
     (its ``x <= 0.5`` branch is ``outcome=False``; labels are class positions)."""

@@ -73,8 +73,13 @@ class SolveResult:
             value = "none" if step.get("objective") is None else f"{step['objective']:.6g}"
             note = {True: ", the MILP's start", False: ", breaks a side constraint: not the MILP's start"}
             cuts = f", {step['cuts']} cuts in {step['rounds']} rounds ({step['scheme']})" if "cuts" in step else ""
-            nodes = (f", {step['search_nodes']} search nodes, {step['cache_size']} cached sub-trees"
-                     if "search_nodes" in step else "")
             lines.append(f"step        {name}: objective {value} in {step['seconds']:.2f}s"
-                         f"{note.get(step.get('warm_start'), '')}{cuts}{nodes}")
+                         f"{note.get(step.get('warm_start'), '')}{cuts}{_search_statistics(step) if name == 'search' else ''}")
         return "\n".join(lines)
+
+
+def _search_statistics(step: dict[str, Any]) -> str:
+    """A search engine's counters (search nodes, rounds, examples encoded, …) for ``summary``."""
+    reported = ("termination", "seconds", "objective", "bound")
+    return "".join(f", {name.replace('_', ' ')} {value}" for name, value in step.items()
+                   if name not in reported)

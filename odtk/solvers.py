@@ -44,12 +44,13 @@ log = logging.getLogger(__name__)
 
 OPTION_NAMES = ("time_limit", "mip_gap", "threads", "seed", "log")
 CAPABILITIES = ("lazy_callbacks", "warm_start", "persistent", "cutoff")
-BACKENDS = ("highspy", "gurobipy", "cplex", "cbc")
+BACKENDS = ("highspy", "gurobipy", "cplex", "cbc", "pysat")
+KINDS = ("milp", "sat")
 HANDOFFS = ("native", "pyomo")
 TERMINATIONS = ("optimal", "time_limit", "infeasible", "interrupted", "error")
 _REQUIRED_KEYS = {"description", "package", "install", "backend", "pyomo", "licence",
                   "options", "capabilities"}
-_OPTIONAL_KEYS = {"size_limit"}
+_OPTIONAL_KEYS = {"size_limit", "kind"}
 
 
 # --------------------------------------------------------------------------- registry
@@ -67,6 +68,7 @@ class SolverSpec:
     options: dict[str, str]
     capabilities: dict[str, bool]
     size_limit: dict[str, int] | None = None
+    kind: str = "milp"
 
 
 def _validate_entry(name: str, entry: Any, source: str) -> SolverSpec:
@@ -80,6 +82,8 @@ def _validate_entry(name: str, entry: Any, source: str) -> SolverSpec:
             f"{where} has missing keys {sorted(missing)} / unknown keys {sorted(unknown)}; "
             f"allowed: {sorted(_REQUIRED_KEYS | _OPTIONAL_KEYS)}."
         )
+    if entry.get("kind", "milp") not in KINDS:
+        raise ConfigError(f"{where}: kind {entry['kind']!r} is not one of {KINDS}.")
     if entry["backend"] not in BACKENDS:
         raise ConfigError(f"{where}: backend {entry['backend']!r} is not one of {BACKENDS}.")
     if not isinstance(entry["options"], dict) or set(entry["options"]) - set(OPTION_NAMES):
@@ -177,6 +181,8 @@ def _over_limit_rejected(spec: SolverSpec) -> bool:
 
 
 def _version(spec: SolverSpec) -> str:
+    if spec.backend == "pysat":
+        return "python-sat " + importlib.import_module("pysat").__version__
     if spec.backend == "cbc":
         out = subprocess.run([_cbc_binary(), "-quit"], capture_output=True, text=True, timeout=30)
         first = out.stdout.strip().splitlines()[0] if out.stdout.strip() else ""
@@ -205,9 +211,10 @@ def solver_status(name: str) -> SolverStatus:
     return SolverStatus(name, True, version, licence, detail)
 
 
-def available_solvers() -> list[str]:
-    """Names of the registered solvers that are installed and start."""
-    return [name for name in registry() if solver_status(name).available]
+def available_solvers(kind: str = "milp") -> list[str]:
+    """Names of the registered solvers of ``kind`` (milp or sat) that are installed and start."""
+    return [name for name, spec in registry().items()
+            if spec.kind == kind and solver_status(name).available]
 
 
 def require_solver(name: str) -> SolverSpec:
@@ -704,6 +711,9 @@ def solve_instance(instance, solver: str, options: SolverOptions | None = None,
     ``on_solution`` (HiGHS) is called with every MIP solution found loaded into the instance.
     """
     options = options or SolverOptions()
+    if get_spec(solver).kind != "milp":
+        raise ConfigError(f"{solver} is a SAT solver: it runs --model sat-depth / sat-size only; "
+                          f"choose a MILP solver ({', '.join(available_solvers())}).")
     if handoff not in HANDOFFS:
         raise ConfigError(f"Unknown hand-off {handoff!r}; choose one of {', '.join(HANDOFFS)}.")
     spec = require_solver(solver)

@@ -39,3 +39,17 @@ def min_error(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int, min_leaf
     """The fewest misclassifications of a tree whose every leaf holds ≥ ``min_leaf`` samples."""
     return min(int((pred != y).sum()) for pred, _, smallest in all_trees(X, n_classes, depth)
                if smallest >= min_leaf)
+
+
+def fewest_leaves_of_a_perfect_tree(X: np.ndarray, y: np.ndarray, depth: int,
+                                    rows: np.ndarray | None = None) -> float:
+    """Leaves of the smallest tree of depth ≤ ``depth`` classifying ``rows`` without error
+    (inf if none), trying every feature at every node."""
+    rows = np.ones(len(y), dtype=bool) if rows is None else rows
+    if len(set(y[rows])) <= 1:
+        return 1
+    if depth == 0:
+        return float("inf")
+    return min(fewest_leaves_of_a_perfect_tree(X, y, depth - 1, rows & (X[:, f] == 0))
+               + fewest_leaves_of_a_perfect_tree(X, y, depth - 1, rows & (X[:, f] == 1))
+               for f in range(X.shape[1]))

@@ -1,4 +1,4 @@
-"""Shared fixtures: every registered solver, skipped with the reason when missing."""
+"""Shared fixtures: every registered MILP solver, skipped with the reason when missing."""
 from __future__ import annotations
 
 import pytest
@@ -8,7 +8,9 @@ from odtk.solvers import registry, solver_status
 
 def _solver_params() -> list:
     params = []
-    for name in registry():
+    for name, spec in registry().items():
+        if spec.kind != "milp":
+            continue
         status = solver_status(name)
         marks = [] if status.available else [pytest.mark.skip(reason=f"{name} not installed: {status.detail}")]
         params.append(pytest.param(name, marks=marks, id=name))
@@ -17,5 +19,5 @@ def _solver_params() -> list:
 
 @pytest.fixture(params=_solver_params())
 def solver(request) -> str:
-    """Name of an installed solver (one test per registered solver)."""
+    """Name of an installed MILP solver (one test per registered MILP solver)."""
     return request.param

@@ -14,6 +14,7 @@ from odtk.cli import main
 from odtk.datasets import load_dataset
 from odtk.engines import cp_search
 from odtk.estimators import OptimalTreeClassifier
+from odtk.models import nested_tree
 from odtk.solvers import solver_status
 
 from brute_force import min_error
@@ -127,7 +128,7 @@ def test_no_useless_nodes(counting_depth):
     data = load_dataset("binary/vote")
     X, y = data.features.to_numpy(), np.unique(data.target, return_inverse=True)[1]
     found = cp_search.search(X, y, 2, 3, counting_depth=counting_depth)
-    graph = cp_search.to_graph(found.tree)
+    graph = nested_tree(found.tree)
     assert _walk(graph, 1, frozenset(), X, y, np.ones(len(y), dtype=bool)) == found.error
 
 

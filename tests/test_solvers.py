@@ -9,8 +9,10 @@ from odtk.solvers import (SolverOptions, get_spec, load_registry, registry, solv
                           solver_status)
 
 
-def test_bundled_registry_names_the_four_solvers():
-    assert set(registry()) == {"highs", "cbc", "gurobi", "cplex"}
+def test_bundled_registry_names_the_four_milp_and_three_sat_solvers():
+    kinds = {name: spec.kind for name, spec in registry().items()}
+    assert kinds == {"highs": "milp", "cbc": "milp", "gurobi": "milp", "cplex": "milp",
+                     "minisat22": "sat", "glucose4": "sat", "cadical153": "sat"}
     assert get_spec("cbc").options["time_limit"] == "sec"
     assert get_spec("gurobi").size_limit == {"variables": 2000, "constraints": 2000}
 
@@ -21,7 +23,7 @@ def test_highs_is_always_available():
 
 
 def test_unknown_solver_lists_the_known_ones():
-    with pytest.raises(ConfigError, match="Known solvers: cbc, cplex, gurobi, highs"):
+    with pytest.raises(ConfigError, match="Known solvers: cadical153, cbc, cplex, glucose4, gurobi, highs, minisat22"):
         get_spec("cplexx")
 
 

@@ -34,6 +34,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 KEY = "cp"
+VARIANTS: dict[str, dict] = {"cp": {}}  # the --model keys this engine answers, with their settings
 CITATION = ("Verhaeghe, Nijssen, Pesant, Quimper & Schaus, Learning optimal decision trees "
             "using constraint programming, Constraints 25 (2020) 226-250")
 SENSE = "minimize"
@@ -58,6 +59,10 @@ class SearchOutcome:
     search_nodes: int
     cache_size: int
     seconds: float
+
+    @property
+    def objective(self) -> int:
+        return self.error
 
 
 @dataclass
@@ -297,22 +302,6 @@ def _best_child(child: np.ndarray, below_zero: np.ndarray, below_one: np.ndarray
         return (g, _leaf(below_zero[:, f, g]), _leaf(below_one[:, f, g]))
 
     return tree, np.where(use_split, split_best, leaf_errors)
-
-
-# ---------------------------------------------------------------------- decoding
-def to_graph(tree: Tree) -> nx.DiGraph:
-    """The tree in heap order: root 1, the ``x_f = 0`` child of n is 2n, the ``x_f = 1`` child 2n+1."""
-    graph, stack = nx.DiGraph(), [(tree, 1)]
-    while stack:
-        node, position = stack.pop()
-        if node[0] == "leaf":
-            graph.add_node(position, label=int(node[1]))
-            continue
-        graph.add_node(position, feature=int(node[0]))
-        for outcome, child in ((False, node[1]), (True, node[2])):
-            graph.add_edge(position, 2 * position + outcome, outcome=outcome)
-            stack.append((child, 2 * position + outcome))
-    return graph
 
 
 def objective_of(tree: nx.DiGraph, predicted: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph,

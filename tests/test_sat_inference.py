@@ -1,0 +1,151 @@
+"""SAT inference of minimum-depth / minimum-size consistent trees (Avellaneda) against brute force."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import odtk
+from odtk.cli import main
+from odtk.engines import sat_inference
+from odtk.estimators import OptimalTreeClassifier
+from odtk.exceptions import DataError, SolveError
+from odtk.solvers import available_solvers, solver_status
+
+from brute_force import fewest_leaves_of_a_perfect_tree
+
+pytest.importorskip("pysat", reason="python-sat (the SAT solvers) is not installed: pip install 'odtk[sat]'")
+
+SAT_SOLVERS = [pytest.param(name, marks=[] if solver_status(name).available else
+                            [pytest.mark.skip(reason=f"{name} not installed: python-sat missing")])
+               for name in ("minisat22", "glucose4", "cadical153")]
+
+
+def _consistent_data(seed: int, rows: int = 12, features: int = 4, classes: int = 2):
+    """Small random 0/1 data whose duplicate rows share their class."""
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 2, (rows, features))
+    truth = {tuple(row): rng.integers(0, classes) for row in X}
+    y = np.array([truth[tuple(row)] for row in X])
+    if len(set(y)) < 2:
+        y[0] = 1 - y[0]
+        y[np.all(X == X[0], axis=1)] = y[0]
+    return X, y
+
+
+def _brute_force(X, y) -> tuple[int, int]:
+    """(minimum depth of a perfect tree, fewest nodes of a perfect tree of that depth)."""
+    for depth in range(1, X.shape[1] + 1):
+        leaves = fewest_leaves_of_a_perfect_tree(X, y, depth)
+        if leaves < float("inf"):
+            return depth, 2 * int(leaves) - 1
+    raise AssertionError("consistent data always has a perfect tree")
+
+
+CASES = range(16)
+
+
+def _case(seed: int):
+    return _consistent_data(seed, rows=3 + seed)
+
+
+def test_cases_reach_every_depth():
+    assert {_brute_force(*_case(seed))[0] for seed in CASES} >= {1, 2, 3}
+
+
+@pytest.mark.parametrize("seed", CASES)
+@pytest.mark.parametrize("solver", SAT_SOLVERS)
+def test_depth_and_size_equal_brute_force(seed, solver):
+    X, y = _case(seed)
+    depth, nodes = _brute_force(X, y)
+    found_depth = sat_inference.search(X, y, 2, minimize="depth", oracle=solver)
+    found_size = sat_inference.search(X, y, 2, minimize="size", oracle=solver)
+    assert found_depth.depth == found_depth.objective == depth
+    assert found_size.nodes == found_size.objective == nodes and found_size.depth <= depth
+    for found in (found_depth, found_size):
+        assert found.status == "optimal"
+        assert list(sat_inference.predict(found.tree, X)) == list(y)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_incremental_and_all_at_once_agree(seed):
+    X, y = _consistent_data(100 + seed, rows=30, features=5, classes=3)
+    for minimize in ("depth", "size"):
+        lazy = sat_inference.search(X, y, 3, minimize=minimize, encoding="incremental")
+        eager = sat_inference.search(X, y, 3, minimize=minimize, encoding="all-at-once")
+        assert lazy.objective == eager.objective and lazy.depth == eager.depth
+        assert eager.examples_encoded == len(y) >= lazy.examples_encoded
+
+
+@pytest.mark.parametrize("model", ["sat-depth", "sat-size"])
+def test_sat_and_milp_backends_agree(model, solver):
+    X, y = _consistent_data(7, rows=8, features=3)
+    expected = odtk.solve(model, (X, y), solver="minisat22")
+    through_milp = odtk.solve(model, (X, y), solver=solver)
+    assert through_milp.optimal and through_milp.solver == solver
+    assert through_milp.objective == expected.objective  # the depth, or the node count
+
+
+def test_result_reports_rounds_and_examples_and_classifies_every_row():
+    data = odtk.datasets.load_dataset("consistent/monk1")
+    result = odtk.solve("sat-size", "consistent/monk1")
+    step = result.steps["search"]
+    assert result.optimal and result.train_accuracy == 1.0
+    assert result.objective == step["nodes"] == result.model.graph.n_splits * 2 + 1
+    assert 0 < step["examples_encoded"] < len(data.target) and step["rounds"] > step["examples_encoded"]
+    predicted = result.model.predict(data.features)
+    assert np.array_equal(predicted.astype(str), data.target.astype(str).to_numpy())
+
+
+def test_simplify_collapses_unlabelled_leaves_and_one_class_subtrees():
+    perfect = (0, (1, ("leaf", 1), ("leaf", 1)), (2, ("leaf", None), (3, ("leaf", 0), ("leaf", 1))))
+    assert sat_inference.simplify(perfect) == (0, ("leaf", 1), (3, ("leaf", 0), ("leaf", 1)))
+    assert sat_inference.count_nodes(sat_inference.simplify(perfect)) == 5
+
+
+def test_inconsistent_data_names_a_conflicting_pair(tmp_path):
+    X = np.array([[0, 1], [1, 1], [0, 1]])
+    y = np.array([0, 1, 1])
+    with pytest.raises(DataError, match=r"rows 0 and 2 have the same features but classes 0 and 1"):
+        odtk.solve("sat-depth", (X, y))
+    frame = pd.DataFrame(X, columns=["a", "b"]).assign(label=y)
+    frame.to_csv(tmp_path / "clash.csv", index=False)
+    out = CliRunner().invoke(main, ["solve", "--model", "sat-size", "--csv", str(tmp_path / "clash.csv"),
+                                    "--target", "label"])
+    assert out.exit_code == 1 and "rows 0 and 2" in out.output and "Traceback" not in out.output
+
+
+def test_time_limit_without_a_tree_is_a_clear_error():
+    with pytest.raises(SolveError, match="No consistent tree found within the time limit"):
+        odtk.solve("sat-depth", "consistent/wine", time_limit=0.0)
+
+
+def test_depth_cap_too_small_is_a_clear_error():
+    with pytest.raises(odtk.exceptions.ConfigError, match=r"No consistent tree of depth ≤ 1"):
+        odtk.solve("sat-depth", "consistent/monk1", depth=1)
+
+
+def test_estimator_and_cli():
+    X, y = _consistent_data(11, rows=20, features=4)
+    clf = OptimalTreeClassifier(model="sat-size", depth=None).fit(X, y)
+    assert clf.score(X, y) == 1.0
+    out = CliRunner().invoke(main, ["solve", "--model", "sat-depth", "--dataset", "consistent/iris",
+                                    "--solver", "glucose4"])
+    assert out.exit_code == 0 and "examples encoded" in out.output and "optimal" in out.output
+
+
+@pytest.mark.parametrize("model, solver, message", [
+    ("flowoct", "minisat22", "is a SAT solver"),
+    ("sat-depth", "kissat", "Unknown solver 'kissat'"),
+    ("sat-depth", "minisat22 --gap 0.1", "always proves optimality"),
+])
+def test_solver_mix_ups_are_one_line_errors(model, solver, message):
+    out = CliRunner().invoke(main, ["solve", "--model", model, "--dataset", "consistent/monk1",
+                                    "--depth", "2", "--solver", *solver.split()])
+    assert out.exit_code == 1 and message in out.output and "Traceback" not in out.output
+
+
+def test_sat_solvers_are_listed_apart_from_milp_solvers():
+    assert "minisat22" not in available_solvers()
+    assert set(available_solvers("sat")) <= {"minisat22", "glucose4", "cadical153"}
