@@ -124,8 +124,10 @@ def _skeleton(module: ModuleType, depth: int | None, skeleton: str | None,
         widths = parse_widths(skeleton)
         if widths != _tree_widths(depth):
             raise ConfigError(f"depth={depth} contradicts skeleton {skeleton!r}; give one of them.")
-    if module.SKELETON == "search":
-        return nx.DiGraph(kind="search", depth=depth)  # the engine finds the depth; ``depth`` caps it
+    if module.SKELETON == "search":  # the engine finds the depth; ``depth`` caps it
+        if depth is not None:
+            tree_skeleton(depth)  # the same checks as any tree depth
+        return nx.DiGraph(kind="search", depth=depth)
     if module.SKELETON == "diagram":
         if skeleton is None and depth is None:
             raise ConfigError(f"Model {module.KEY!r} needs a skeleton, e.g. skeleton='1-2-4-8' "
@@ -328,7 +330,11 @@ def _search(problem: _Problem, shape: nx.DiGraph, hyper: dict, solver: str,
         found = module.search(problem.X, problem.y, len(problem.labels.classes_),
                               shape.graph["depth"], time_limit=options.time_limit, **hyper, **backend)
     except sat_inference.InconsistentData as exc:
-        raise DataError(str(exc)) from None
+        i, j = exc.rows
+        first, second = problem.labels.classes_[problem.y[[i, j]]]
+        raise DataError(f"No tree classifies the training data perfectly: rows {i} and {j} have the "
+                        f"same features but classes {first} and {second}; remove one (or use finer "
+                        "thresholds).") from None
     except sat_inference.TimeLimitReached:
         raise SolveError(f"No consistent tree found within the time limit of {options.time_limit} s; "
                          "raise --time-limit.") from None

@@ -98,10 +98,13 @@ def test_result_reports_rounds_and_examples_and_classifies_every_row():
     assert np.array_equal(predicted.astype(str), data.target.astype(str).to_numpy())
 
 
-def test_simplify_collapses_unlabelled_leaves_and_one_class_subtrees():
-    perfect = (0, (1, ("leaf", 1), ("leaf", 1)), (2, ("leaf", None), (3, ("leaf", 0), ("leaf", 1))))
-    assert sat_inference.simplify(perfect) == (0, ("leaf", 1), (3, ("leaf", 0), ("leaf", 1)))
-    assert sat_inference.count_nodes(sat_inference.simplify(perfect)) == 5
+def test_simplify_drops_unreached_leaves_and_collapses_one_class_subtrees():
+    perfect = (0, (1, ("leaf", 1), ("leaf", 1)), (2, ("leaf", 0), (3, ("leaf", 0), ("leaf", 1))))
+    X = np.array([[0, 0, 0, 0], [0, 1, 0, 0], [1, 0, 1, 0], [1, 0, 1, 1]])  # nobody reaches x0=1, x2=0
+    shown = sat_inference.simplify(perfect, X)
+    assert shown == (0, ("leaf", 1), (3, ("leaf", 0), ("leaf", 1)))
+    assert sat_inference.count_nodes(shown) == 5
+    assert list(sat_inference.predict(shown, X)) == list(sat_inference.predict(perfect, X))
 
 
 def test_inconsistent_data_names_a_conflicting_pair(tmp_path):

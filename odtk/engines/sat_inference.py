@@ -74,7 +74,11 @@ class TimeLimitReached(Exception):
 
 
 class InconsistentData(ValueError):
-    """Two training rows have equal features and different classes."""
+    """Two training rows (``rows``) have equal features and different classes."""
+
+    def __init__(self, first: int, second: int):
+        super().__init__(f"rows {first} and {second} have the same features but different classes")
+        self.rows = (first, second)
 
 
 @dataclass(frozen=True)
@@ -233,15 +237,6 @@ class SatOracle:
         self.solver.delete()
 
 
-def sat_available() -> bool:
-    """True when python-sat is installed."""
-    try:
-        import pysat.solvers  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def search(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int | None = None,
            minimize: str = "depth", encoding: str = "incremental",
            oracle: Callable[[float], Oracle] | str = "minisat22",
@@ -254,16 +249,13 @@ def search(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int | None = Non
     X, y = np.asarray(X, dtype=bool), np.asarray(y)
     pair = inconsistent_pair(X, y)
     if pair is not None:
-        i, j = pair
-        raise InconsistentData(f"No tree classifies the training data perfectly: rows {i} and {j} have "
-                         f"the same features but classes {y[i]} and {y[j]}; remove one (or use "
-                         "finer thresholds).")
+        raise InconsistentData(*pair)
     start = time.monotonic()
     deadline = start + time_limit if time_limit is not None else float("inf")
     make_oracle = (lambda limit: SatOracle(oracle, limit)) if isinstance(oracle, str) else oracle
     run = _Run(X, y, n_classes, encoding, make_oracle, deadline)
     try:
-        found = run.min_depth(depth or MAX_DEPTH)
+        found = run.min_depth(MAX_DEPTH if depth is None else depth)
         if minimize == "size":
             found = run.min_size(found)
     except TimeLimitReached:
@@ -272,7 +264,7 @@ def search(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int | None = Non
         found, run.status = run.best, "time_limit"
     finally:
         run.close()
-    tree = simplify(found)
+    tree = simplify(found, X)
     depth, nodes = tree_depth(tree), count_nodes(tree)
     objective = nodes if minimize == "size" else depth
     return SearchOutcome(tree, objective, objective if run.status == "optimal" else None,
@@ -303,14 +295,14 @@ class _Run:
     def min_size(self, tree: Tree) -> Tree:
         """DT_size: dichotomy on the number of used leaves, at the minimum depth."""
         self.oracle.add_clauses(self.clauses.leaf_counter())
-        low, high = 1, count_leaves(simplify(tree))
+        low, high = 1, count_leaves(simplify(tree, self.X))
         while low < high:
             middle = (low + high) // 2
             found = self._consistent(self.clauses.at_most_leaves(middle))
             if found is None:
                 low = middle + 1
             else:
-                high, self.best = count_leaves(simplify(found)), found
+                high, self.best = count_leaves(simplify(found, self.X)), found
         return self.best
 
     def _encode(self, depth: int) -> None:
@@ -358,11 +350,19 @@ def misclassified(tree: Tree, X: np.ndarray, y: np.ndarray) -> int | None:
     return int(wrong[0]) if len(wrong) else None
 
 
-def simplify(tree: Tree) -> Tree:
-    """Collapse sub-trees whose labelled leaves all carry one class and drop unlabelled leaves."""
+def simplify(tree: Tree, X: np.ndarray) -> Tree:
+    """The tree as shown: leaves no row of ``X`` reaches lose their label, then unlabelled
+    leaves drop out and sub-trees whose leaves all carry one class collapse into one leaf."""
+    X = np.asarray(X, dtype=bool)
+    return _collapse(tree, X, np.ones(len(X), dtype=bool))
+
+
+def _collapse(tree: Tree, X: np.ndarray, rows: np.ndarray) -> Tree:
     if tree[0] == "leaf":
-        return tree
-    left, right = simplify(tree[1]), simplify(tree[2])
+        return tree if rows.any() else ("leaf", None)
+    goes_right = X[:, tree[0]]
+    left = _collapse(tree[1], X, rows & ~goes_right)
+    right = _collapse(tree[2], X, rows & goes_right)
     if left == ("leaf", None) or left == right and left[0] == "leaf":
         return right
     if right == ("leaf", None):
