@@ -249,8 +249,10 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     ``data`` is a bundled dataset name, a :class:`~odtk.datasets.Dataset`, a DataFrame
     (with ``target``) or a tuple ``(X, y)``. Hyper-parameters are the formulation's own
     (FlowOCT: ``lam``; ODD: ``alpha``, ``epsilon``, ``univariate``, ``tree``, …; CP search:
-    ``min_support``, ``counting_depth``). ``solver`` defaults to HiGHS for the MILPs; the CP
-    search (``model="cp"``) runs odtk's own engine and takes no solver.
+    ``min_support``, ``counting_depth``; SAT inference: ``encoding``). ``solver`` defaults to
+    HiGHS for the MILPs; the CP search (``model="cp"``) runs odtk's own engine and takes no
+    solver; ``sat-depth`` / ``sat-size`` take a SAT solver (default ``minisat22``) or any MILP
+    solver, and ``depth`` caps the depths they try.
     ``strategy`` (models with a heuristic): ``"heuristic"``, ``"milp"`` or ``"both"``
     (default). ``groups`` names the 0/1 protected-group column for fairness constraints.
     ``warm_start`` (tree models on binary features): ``"cart"`` for scikit-learn's CART of the
