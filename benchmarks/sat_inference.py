@@ -6,7 +6,7 @@ F. Avellaneda, "Efficient Inference of Optimal Decision Trees", AAAI 2020, ran `
 splits each, and reported averages over the splits. This script runs ``odtk.solve("sat-depth")``
 and ``odtk.solve("sat-size")`` on the same splits (bundled under ``consistent/``: iris, monk1,
 monk2, monk3, wine, balance-scale) and prints, one row per dataset, odtk's averages beside the
-paper's: S (the paper: examples in the dataset; odtk: training rows of a split), B (Boolean
+paper's: S (the paper's count of examples; odtk: training rows of a split), B (Boolean
 features), the wall time of ``odtk.solve``, test accuracy on the matching test split, k, n, and
 odtk's SAT calls ("rounds") and examples encoded ("expl", the examples Algorithm 3 added).
 Averages are over the runs that proved their tree optimal; "done" counts them. The paper's
@@ -32,8 +32,10 @@ to stderr.
         [--time-limit 300] [--solver minisat22] [--encoding incremental] [--output-dir …]
 
 The datasets run in the order iris, monk1, monk2, monk3, wine, car, balance-scale: the slowest
-last. ``--quick`` (iris, monk1 and monk3, split 0, 20 s limit) takes a few seconds; options
-given explicitly override its choices.
+last. The default run takes about 70 minutes: the first five datasets about 7, then car and
+balance-scale reach the 300 s limit on every call (no consistent tree found). ``--quick``
+(iris, monk1 and monk3, split 0, 20 s limit) takes a few seconds; options given explicitly
+override its choices.
 """
 from __future__ import annotations
 
@@ -82,9 +84,11 @@ SPLIT_DIR = Path(odtk.datasets.__file__).parent / "data" / "consistent"
 ONE_HOT = {"monk1", "monk2", "monk3", "balance-scale"}
 WHOLE = {"car": "uci/car-evaluation"}  # run on the whole registered dataset, no splits
 DATASETS = ["iris", "monk1", "monk2", "monk3", "wine", "car", "balance-scale"]  # slowest last
-MODELS = {"sat-depth": "DT_depth", "sat-size": "DT_size"}
+MODELS = ("sat-depth", "sat-size")  # DT_depth, DT_size
 DEFAULTS = {"datasets": DATASETS, "splits": [0, 1, 2, 3, 4], "time_limit": 300.0}
 QUICK = {"datasets": ["iris", "monk1", "monk3"], "splits": [0], "time_limit": 20.0}
+INTEGERS = ["split", "test_rows", "booleans", "depth", "nodes", "rounds", "examples_encoded",
+            "variables", "clauses"]  # missing for some runs, so written as nullable integers
 COLUMNS = ["dataset", "split", "model", "status", "train_rows", "test_rows", "booleans", "depth",
            "nodes", "rounds", "examples_encoded", "variables", "clauses", "search_seconds",
            "wall_seconds", "train_accuracy", "test_accuracy", "check", "message"]
@@ -130,13 +134,15 @@ def one_line(exc: BaseException) -> str:
 
 def run(model: str, train: Dataset, test: Dataset | None, args: argparse.Namespace) -> dict[str, Any]:
     """One ``odtk.solve`` as a row; odtk errors become a status and a message."""
+    start = time.perf_counter()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # "not proven optimal" is in the status column
             result = odtk.solve(model, train, solver=args.solver, time_limit=args.time_limit,
                                 encoding=args.encoding)
     except OdtkError as exc:
-        return {"status": "no tree" if isinstance(exc, SolveError) else "error", "message": one_line(exc)}
+        return {"status": "no tree" if isinstance(exc, SolveError) else "error",
+                "wall_seconds": time.perf_counter() - start, "message": one_line(exc)}
     search = result.steps["search"]
     accuracy = None if test is None else float(np.mean(result.model.predict(test.features)
                                                        == test.target.to_numpy()))
@@ -177,8 +183,13 @@ def run_dataset(name: str, args: argparse.Namespace, table: list[dict[str, Any]]
             print(f"!!! MISMATCH {name} split {split}: {problem}", flush=True)
         mismatches += len(found)
         table.extend(rows.values())
-        pd.DataFrame(table, columns=COLUMNS).to_csv(csv, index=False)
+        frame(table).to_csv(csv, index=False)
     return mismatches
+
+
+def frame(table: list[dict[str, Any]]) -> pd.DataFrame:
+    """The runs as a DataFrame, integer columns as integers."""
+    return pd.DataFrame(table, columns=COLUMNS).astype({column: "Int64" for column in INTEGERS})
 
 
 def progress(row: dict[str, Any]) -> None:
@@ -209,7 +220,7 @@ class Column:
 
 
 BLOCKS = {
-    "data": [Column("S", 5), Column("B", 6)],
+    "": [Column("S", 5), Column("B", 6)],
     "DT_depth": [Column("done", 4, False), Column("time", 7), Column("acc %", 5), Column("k", 5),
                  Column("rounds", 6, False), Column("expl", 5, False)],
     "DT_size": [Column("done", 4, False), Column("time", 7), Column("acc %", 5), Column("n", 5),
@@ -230,7 +241,7 @@ def line(name: str, blocks: list[list[str]]) -> str:
 def header() -> str:
     """Three lines: block titles, metric titles, paper / odtk."""
     spans = [sum(c.span for c in columns) + len(columns) - 1 for columns in BLOCKS.values()]
-    titles = " | ".join(f"{title if title != 'data' else '':^{span}}" for title, span in zip(BLOCKS, spans))
+    titles = " | ".join(f"{title:^{span}}" for title, span in zip(BLOCKS, spans))
     metrics = [" ".join(f"{c.title:{'^' if c.paper else '>'}{c.span}}" for c in columns)
                for columns in BLOCKS.values()]
     cells = [[cell for c in columns for cell in c.cells] for columns in BLOCKS.values()]
@@ -266,13 +277,15 @@ def model_cells(runs: pd.DataFrame, model: str, paper: Paper | None) -> list[str
     mean = {key: proven[key].astype(float).mean() if len(proven) else None
             for key in ("wall_seconds", "test_accuracy", "depth", "nodes", "rounds", "examples_encoded")}
     size = model == "sat-size"
-    ours = mean["nodes"] if size else mean["depth"]
-    theirs = [] if paper is None else (
-        [paper.size_seconds, paper.size_accuracy, paper.n] if size else
-        [paper.depth_seconds, paper.depth_accuracy, paper.k])
-    time_p, acc_p, size_p = theirs or [None, None, None]
-    return [f"{len(proven)}/{len(mine)}", duration(time_p), duration(mean["wall_seconds"]),
-            percent(acc_p), percent(None if mean["test_accuracy"] is None else 100 * mean["test_accuracy"]), number(size_p), number(ours),
+    if paper is None:
+        seconds = accuracy = optimum = None
+    elif size:
+        seconds, accuracy, optimum = paper.size_seconds, paper.size_accuracy, paper.n
+    else:
+        seconds, accuracy, optimum = paper.depth_seconds, paper.depth_accuracy, paper.k
+    ours = 100 * mean["test_accuracy"] if mean["test_accuracy"] is not None else None
+    return [f"{len(proven)}/{len(mine)}", duration(seconds), duration(mean["wall_seconds"]),
+            percent(accuracy), percent(ours), number(optimum), number(mean["nodes" if size else "depth"]),
             number(mean["rounds"]), number(mean["examples_encoded"])]
 
 
@@ -280,7 +293,7 @@ def table_row(name: str, runs: pd.DataFrame) -> str:
     """One dataset: the paper's figures beside odtk's averages over the proven runs."""
     paper = PAPER.get(name)
     data = [number(paper.examples if paper else None), number(runs.train_rows.mean()),
-            number(paper.booleans if paper else None), number(runs.booleans.mean())]
+            number(paper.booleans if paper else None), number(runs.booleans.astype(float).mean())]
     return line(name, [data, model_cells(runs, "sat-depth", paper), model_cells(runs, "sat-size", paper)])
 
 
@@ -297,9 +310,9 @@ def main(argv: list[str] | None = None) -> int:
     mismatches = 0
     for name in args.datasets:
         mismatches += run_dataset(name, args, table, csv)
-        runs = pd.DataFrame(table, columns=COLUMNS)
+        runs = frame(table)
         print(table_row(name, runs[runs.dataset == name]), flush=True)
-    runs = pd.DataFrame(table, columns=COLUMNS)
+    runs = frame(table)
     print(f"\n{len(runs)} runs in {time.perf_counter() - start:.0f} s; table: {csv}")
     print(runs.groupby("model", sort=False).status.value_counts().unstack(fill_value=0).to_string())
     if mismatches:
