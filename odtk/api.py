@@ -340,7 +340,7 @@ def _search(problem: _Problem, shape: nx.DiGraph, hyper: dict, solver: str,
     except sat_inference.TimeLimitReached:
         raise SolveError(f"No consistent tree found within the time limit of {options.time_limit} s; "
                          "raise --time-limit.") from None
-    except ValueError as exc:
+    except module.InvalidOptions as exc:  # other errors are bugs: they keep their traceback
         raise ConfigError(str(exc)) from None
     graph = problem.graph(nested_tree(found.tree))
     objective, _ = problem.score(graph, shape, hyper)

@@ -47,6 +47,7 @@ def test_engine_surface(key):
     assert module.SOLVER is not None or module.DEFAULT_SOLVER
     for name in ("search", "objective_of"):
         assert callable(getattr(module, name))
+    assert issubclass(module.InvalidOptions, ValueError)
     for name, (low, high, default) in module.HYPERPARAMETERS.items():
         assert low <= default <= high, name
     source = open(module.__file__).read()

@@ -8,5 +8,6 @@ report for an engine of its own; ``None`` when a registered solver answers its q
 ``DEFAULT_SOLVER``) and ``search(X, y, n_classes, depth, time_limit=None, **options)``
 returning the tree as nested tuples (``("leaf", class)`` or ``(feature, tree for x_f = 0,
 tree for x_f = 1)``), its ``objective``, a proven ``lower_bound``, a ``status`` and search
-statistics. Engines import nothing from the rest of odtk.
+statistics; options that leave nothing to search raise its ``InvalidOptions`` (a ValueError).
+Engines import nothing from the rest of odtk.
 """

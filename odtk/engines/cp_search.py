@@ -48,6 +48,10 @@ SOLVER = "odtk-search"
 Tree = tuple  # ("leaf", class) or (feature, tree for x_f = 0, tree for x_f = 1)
 
 
+class InvalidOptions(ValueError):
+    """The options leave no tree to search (e.g. a leaf support above the sample count)."""
+
+
 @dataclass(frozen=True)
 class SearchOutcome:
     """The best tree found, its training error, a proven lower bound and search statistics."""
@@ -78,7 +82,7 @@ def search(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int, min_support
            counting_depth: int = 2, time_limit: float | None = None) -> SearchOutcome:
     """The minimum-error tree of depth ≤ ``depth`` with ≥ ``min_support`` samples per leaf."""
     if len(y) < min_support:
-        raise ValueError(f"min_support={min_support} exceeds the {len(y)} training samples; "
+        raise InvalidOptions(f"min_support={min_support} exceeds the {len(y)} training samples; "
                          "lower it.")
     start = time.perf_counter()
     deadline = start + time_limit if time_limit is not None else float("inf")

@@ -73,6 +73,10 @@ class TimeLimitReached(Exception):
     """The backend ran out of time."""
 
 
+class InvalidOptions(ValueError):
+    """The options leave no tree to find (a depth cap below the minimum depth)."""
+
+
 class InconsistentData(ValueError):
     """Two training rows (``rows``) have equal features and different classes."""
 
@@ -290,7 +294,7 @@ class _Run:
             if tree is not None:
                 self.best = tree
                 return tree
-        raise ValueError(f"No consistent tree of depth ≤ {max_depth}; raise depth (--depth).")
+        raise InvalidOptions(f"No consistent tree of depth ≤ {max_depth}; raise depth (--depth).")
 
     def min_size(self, tree: Tree) -> Tree:
         """DT_size: dichotomy on the number of used leaves, at the minimum depth."""
