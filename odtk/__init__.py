@@ -1,13 +1,14 @@
 """odtk: optimal decision trees and diagrams by mathematical programming, on any MILP solver.
 
-Entry points: :func:`odtk.solve`, the estimators :class:`odtk.OptimalTreeClassifier` and
-:class:`odtk.OptimalDiagramClassifier`, and the ``odtk`` command line.
+Entry points: :func:`odtk.solve`, the estimators :class:`odtk.OptimalTreeClassifier`,
+:class:`odtk.CategoricalTreeClassifier` and :class:`odtk.OptimalDiagramClassifier`, and the
+``odtk`` command line.
 """
 from odtk.api import available_models, solve
-from odtk.estimators import OptimalDiagramClassifier, OptimalTreeClassifier
+from odtk.estimators import CategoricalTreeClassifier, OptimalDiagramClassifier, OptimalTreeClassifier
 from odtk.results import SolveResult
 from odtk.solvers import available_solvers
 
-__all__ = ["OptimalDiagramClassifier", "OptimalTreeClassifier", "SolveResult", "available_models",
+__all__ = ["CategoricalTreeClassifier", "OptimalDiagramClassifier", "OptimalTreeClassifier", "SolveResult", "available_models",
            "available_solvers", "solve"]
 __version__ = "0.1.0"

@@ -27,17 +27,17 @@ from odtk.datasets import Dataset, FeatureEncoder, from_dataframe, load_dataset
 from odtk.decomposition import solve_with_cuts
 from odtk.engines import cp_search, sat_inference
 from odtk.exceptions import ConfigError, DataError, SelfCheckError, SolveError
-from odtk.formulations import benders, binoct, flowoct, odd
+from odtk.formulations import benders, binoct, categorical, flowoct, odd
 from odtk.formulations import oct as bertsimas_dunn_oct
 from odtk.heuristics import construct_diagram
 from odtk.models import DecisionGraph, TrainedModel, heap_tree, nested_tree, sklearn_tree
 from odtk.oracles import MilpOracle
 from odtk.results import SolveResult
-from odtk.skeletons import diagram_skeleton, parse_widths, tree_skeleton
+from odtk.skeletons import SHAPES, diagram_skeleton, parse_widths, topology_skeleton, tree_skeleton
 from odtk.solvers import SolverOptions, SolverOutcome, get_spec, require_solver, solve_instance
 
 FORMULATIONS: dict[str, ModuleType] = {
-    module.KEY: module for module in (benders, binoct, bertsimas_dunn_oct, flowoct, odd)}
+    module.KEY: module for module in (benders, binoct, bertsimas_dunn_oct, categorical, flowoct, odd)}
 ENGINES: dict[str, ModuleType] = {  # odtk's own searches: no MILP formulation
     key: module for module in (cp_search, sat_inference) for key in module.VARIANTS}
 DEFAULT_SOLVER = "highs"
@@ -61,6 +61,11 @@ def _formulation(model: str) -> ModuleType:
 def model_options(model: str) -> dict[str, Any]:
     """The options of ``model`` (its hyper-parameters and choices) with their defaults."""
     return _defaults(_formulation(model))
+
+
+def check_options(model: str, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` checked against ``model``'s (ConfigError naming the problem), with defaults."""
+    return _hyperparameters(_formulation(model), options)
 
 
 def _defaults(module: ModuleType) -> dict[str, Any]:
@@ -114,12 +119,20 @@ def _hyperparameters(module: ModuleType, given: dict[str, Any]) -> dict[str, Any
     return values
 
 
-def _skeleton(module: ModuleType, depth: int | None, skeleton: str | None,
+def _skeleton(module: ModuleType, depth: int | None, skeleton: str | nx.DiGraph | None,
               hyper: dict[str, Any]) -> nx.DiGraph:
-    """The skeleton of a tree model (depth, or widths 1-2-4-…) or of a diagram model (widths).
+    """The skeleton of a tree model (depth, or widths 1-2-4-…), of a diagram model (widths)
+    or of a topology model (a depth, a shape name or a DiGraph).
 
     For a diagram model, ``depth=d`` means the tree skeleton 1-2-…-2^(d-1) in tree mode.
     """
+    if module.SKELETON == "topology":
+        if skeleton is None and depth is None:
+            raise ConfigError(f"Model {module.KEY!r} needs a depth (--depth 2) or a topology "
+                              f"(--skeleton {'|'.join(SHAPES)}).")
+        return topology_skeleton(skeleton, depth)
+    if isinstance(skeleton, nx.DiGraph):
+        raise ConfigError(f"Model {module.KEY!r} takes a skeleton string, not a graph.")
     if skeleton is not None and depth is not None:
         widths = parse_widths(skeleton)
         if widths != _tree_widths(depth):
@@ -164,10 +177,11 @@ def _group_vector(dataset: Dataset, groups: str | None, module: ModuleType) -> n
     return (dataset.features[groups] == values[1]).to_numpy().astype(int)
 
 
-def _raise_for_termination(outcome: SolverOutcome, solver: str, options: SolverOptions) -> None:
+def _raise_for_termination(outcome: SolverOutcome, solver: str, options: SolverOptions,
+                           constraints: list[str]) -> None:
     if outcome.termination == "infeasible":
-        raise SolveError(f"{solver} proved the model infeasible; relax the side constraints "
-                         "(fairness ratio, minimum samples per node, node budget).")
+        raise SolveError(f"{solver} proved that no model meets the side constraints "
+                         f"({', '.join(constraints) or 'none set'}); relax them.")
     if outcome.termination == "time_limit":
         raise SolveError(f"{solver} found no feasible solution within the time limit of "
                          f"{options.time_limit} s; raise --time-limit.")
@@ -203,18 +217,21 @@ class _Problem:
     """Encoded training data and everything a formulation needs to be built."""
 
     def __init__(self, module: ModuleType, dataset: Dataset, thresholds: str,
-                 max_thresholds: int | None, group: np.ndarray | None):
+                 max_thresholds: int | None, group: np.ndarray | None, positive_class: Any = None):
         self.module = module
         self.dataset = dataset
         self.encoder = FeatureEncoder(mode=module.FEATURES, thresholds=thresholds,
                                       max_thresholds=max_thresholds).fit(dataset)
         self.X = self.encoder.transform(dataset)
-        self.labels = LabelEncoder().fit(dataset.target)
-        self.y = self.labels.transform(dataset.target)
+        self.classes = _class_order(module, LabelEncoder().fit(dataset.target).classes_, positive_class)
+        self.y = pd.Index(self.classes).get_indexer(dataset.target)
         self.extra = {} if group is None else {"group": group}
+        if module.FEATURES == "onehot":
+            self.extra.update(groups=list(self.encoder.groups_.values()),
+                              ordinal=[kind == "numeric" for kind in self.encoder.kinds_.values()])
 
     def graph(self, decoded: nx.DiGraph) -> DecisionGraph:
-        return DecisionGraph(decoded, self.encoder.columns_, [str(c) for c in self.labels.classes_])
+        return DecisionGraph(decoded, self.encoder.columns_, [str(c) for c in self.classes])
 
     def score(self, graph: DecisionGraph, skeleton: nx.DiGraph, hyper: dict) -> tuple[float, float]:
         """(objective re-computed from the graph's own predictions, training accuracy)."""
@@ -223,11 +240,24 @@ class _Problem:
         return objective, float(np.mean(predicted == self.y))
 
 
+def _class_order(module: ModuleType, classes: np.ndarray, positive_class: Any) -> np.ndarray:
+    """The sorted class labels, or for a binary model ``[negative, positive_class]``."""
+    if positive_class is None:
+        return classes
+    if not hasattr(module, "POSITIVE"):
+        raise ConfigError(f"Model {module.KEY!r} has no positive class; drop positive_class=….")
+    matches = [k for k, c in enumerate(classes) if c == positive_class or str(c) == str(positive_class)]
+    if len(classes) != 2 or not matches:
+        raise DataError(f"positive_class={positive_class!r} must be one of the two classes; "
+                        f"the target has {', '.join(map(str, classes))}.")
+    return classes[[1 - matches[0], matches[0]]] if module.POSITIVE == 1 else classes[[matches[0], 1 - matches[0]]]
+
+
 def _heuristic(problem: _Problem, skeleton: nx.DiGraph, hyper: dict, budget: float,
                seed: int | None) -> tuple[DecisionGraph, dict]:
     """Step 1: the constructive heuristic, verified against its own re-evaluation."""
     found = HEURISTICS[problem.module.KEY](problem.X, problem.y, skeleton.graph["widths"],
-                              len(problem.labels.classes_), alpha=hyper["alpha"],
+                              len(problem.classes), alpha=hyper["alpha"],
                               time_budget=budget, seed=seed or 0)
     graph = problem.graph(found.graph)
     objective, _ = problem.score(graph, skeleton, hyper)
@@ -238,12 +268,12 @@ def _heuristic(problem: _Problem, skeleton: nx.DiGraph, hyper: dict, budget: flo
 
 
 def solve(model: str, data: Any, *, target: str | int | None = None, depth: int | None = None,
-          skeleton: str | None = None, solver: str | None = None, time_limit: float | None = None,
-          mip_gap: float | None = None, threads: int | None = None, seed: int | None = None,
-          log: bool = False, handoff: str = "native", thresholds: str = "midpoints",
-          max_thresholds: int | None = None, groups: str | None = None,
+          skeleton: str | nx.DiGraph | None = None, solver: str | None = None,
+          time_limit: float | None = None, mip_gap: float | None = None, threads: int | None = None,
+          seed: int | None = None, log: bool = False, handoff: str = "native",
+          thresholds: str = "midpoints", max_thresholds: int | None = None, groups: str | None = None,
           strategy: str | None = None, heuristic_time: float = 5.0, warm_start: Any = None,
-          **hyperparameters: Any) -> SolveResult:
+          positive_class: Any = None, **hyperparameters: Any) -> SolveResult:
     """Learn an optimal tree or diagram with formulation ``model`` and return the verified result.
 
     ``data`` is a bundled dataset name, a :class:`~odtk.datasets.Dataset`, a DataFrame
@@ -257,6 +287,11 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     (default). ``groups`` names the 0/1 protected-group column for fairness constraints.
     ``warm_start`` (tree models on binary features): ``"cart"`` for scikit-learn's CART of the
     same depth, or a tree learned on the same data (SolveResult, TrainedModel, DecisionGraph).
+    The categorical model (``model="categorical"``) learns binary classifiers on any topology:
+    ``skeleton`` is one of ``depth-2``, ``depth-2.5``, ``depth-3``, ``imbalanced`` or a
+    ``networkx.DiGraph``; ``positive_class`` names its positive class (default: the second
+    in sorted order); its options are ``class_weight``, ``max_card``, ``rate`` with
+    ``min_rate``, ``numeric``, ``feature_selection`` and the improvement switches.
     """
     wall = time.perf_counter()
     module = _formulation(model)
@@ -266,12 +301,14 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     hyper.update(ENGINES[model].VARIANTS[model] if model in ENGINES else {})
     options = SolverOptions(time_limit=time_limit, mip_gap=mip_gap, threads=threads, seed=seed, log=log)
     shape = _skeleton(module, depth, skeleton, hyper)
-    if shape.graph["kind"] in ("tree", "search"):
+    if shape.graph["kind"] in ("tree", "search", "topology"):
         depth = shape.graph["depth"]
+        skeleton = shape.graph.get("name", skeleton)
     else:
         skeleton = "-".join(map(str, shape.graph["widths"]))
     dataset = as_dataset(data, target)
-    problem = _Problem(module, dataset, thresholds, max_thresholds, _group_vector(dataset, groups, module))
+    problem = _Problem(module, dataset, thresholds, max_thresholds, _group_vector(dataset, groups, module),
+                       positive_class)
     steps: dict[str, dict] = {}
     start_graph = None
     if strategy in ("heuristic", "both"):
@@ -286,7 +323,9 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
         best, outcome, build_time, termination = _milp(problem, shape, hyper, solver, options,
                                                         handoff, start_graph, steps)
     objective, accuracy = problem.score(best, shape, hyper)
-    trained = TrainedModel(best, problem.encoder, list(problem.labels.classes_), model,
+    if hasattr(module, "rates_of") and "milp" in steps:
+        steps["milp"].update(module.rates_of(best.predict_index(problem.X), problem.y))
+    trained = TrainedModel(best, problem.encoder, list(problem.classes), model,
                            target=str(dataset.target.name),
                            summary={"dataset": dataset.name, "skeleton": skeleton, "depth": depth, **hyper})
     bound = (outcome.bound if outcome and outcome.has_solution
@@ -329,11 +368,11 @@ def _search(problem: _Problem, shape: nx.DiGraph, hyper: dict, solver: str,
         backend["oracle"] = solver if get_spec(solver).kind == "sat" else (
             lambda deadline: MilpOracle(solver, options, deadline))
     try:
-        found = module.search(problem.X, problem.y, len(problem.labels.classes_),
+        found = module.search(problem.X, problem.y, len(problem.classes),
                               shape.graph["depth"], time_limit=options.time_limit, **hyper, **backend)
     except sat_inference.InconsistentData as exc:
         i, j = exc.rows
-        first, second = problem.labels.classes_[problem.y[[i, j]]]
+        first, second = problem.classes[problem.y[[i, j]]]
         raise DataError(f"No tree classifies the training data perfectly: rows {i} and {j} have the "
                         f"same features but classes {first} and {second}; remove one (or use finer "
                         "thresholds).") from None
@@ -403,7 +442,7 @@ def _given_start(problem: _Problem, given: Any, shape: nx.DiGraph, hyper: dict,
     else:
         graph = getattr(getattr(given, "model", given), "graph", given)
         if (not isinstance(graph, DecisionGraph) or graph.feature_names != list(problem.encoder.columns_)
-                or graph.class_names != [str(c) for c in problem.labels.classes_]):
+                or graph.class_names != [str(c) for c in problem.classes]):
             raise ConfigError("warm_start must be 'cart' or a tree learned on the same data and "
                               "binarisation (a SolveResult, TrainedModel or DecisionGraph).")
         tree = heap_tree(graph.graph)
@@ -422,7 +461,7 @@ def _milp(problem: _Problem, shape: nx.DiGraph, hyper: dict, solver: str, option
     module = problem.module
     start = time.perf_counter()
     try:
-        data = module.make_data(problem.X, problem.y, shape, len(problem.labels.classes_),
+        data = module.make_data(problem.X, problem.y, shape, len(problem.classes),
                                 **hyper, **problem.extra)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
@@ -455,12 +494,13 @@ def _milp(problem: _Problem, shape: nx.DiGraph, hyper: dict, solver: str, option
                                  warm_start=start_graph is not None and capabilities["warm_start"],
                                  cutoff=cutoff)
     steps["milp"] = {"termination": outcome.termination, "seconds": outcome.solve_time,
-                     "objective": outcome.objective, "bound": outcome.bound}
+                     "objective": outcome.objective, "bound": outcome.bound, "nodes": outcome.nodes}
     if cut_report is not None:
         steps["milp"].update(dataclasses.asdict(cut_report))
     if not outcome.has_solution:
         if start_graph is None or outcome.termination not in ("infeasible", "time_limit", "optimal"):
-            _raise_for_termination(outcome, solver, options)
+            _raise_for_termination(outcome, solver, options, [
+                f"{name}={hyper[name]}" for name in _side_constraints_on(module, hyper)])
         # nothing beats the start: proven when the cut-off model is infeasible
         proven = outcome.termination in ("infeasible", "optimal")
         steps["milp"]["bound"] = start_value if proven else outcome.bound

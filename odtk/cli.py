@@ -9,6 +9,7 @@ import json
 import logging
 import sys
 import warnings
+from contextlib import ExitStack
 from pathlib import Path
 
 import click
@@ -16,8 +17,8 @@ import numpy as np
 
 from odtk import api
 from odtk.datasets import from_csv, list_datasets, read_csv
-from odtk.exceptions import DataError, OdtkError
-from odtk.models import TrainedModel, original_scale, write_text_atomic
+from odtk.exceptions import ConfigError, DataError, OdtkError
+from odtk.models import TrainedModel, write_text_atomic
 from odtk.solvers import registry, solver_status
 
 
@@ -52,8 +53,11 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--dataset", help="Bundled dataset name (see `odtk datasets`).")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Training data as CSV.")
 @click.option("--target", help="Class column of --csv (name, or position such as -1).")
+@click.option("--categorical", "categorical_columns", multiple=True,
+              help="A --csv column to treat as categorical although its values are numbers (repeatable).")
 @click.option("--depth", type=int, help="Tree depth (sat-depth / sat-size: the largest depth tried).")
-@click.option("--skeleton", help="Widths of the internal layers, e.g. 1-2-4-8 (a tree: 1-2-4).")
+@click.option("--skeleton", help="Widths of the internal layers, e.g. 1-2-4-8 (a tree: 1-2-4); "
+              "categorical: a topology, depth-2, depth-2.5, depth-3 or imbalanced.")
 @click.option("--solver", help="Solver from `odtk solvers` (default highs; sat-depth / sat-size: "
               "minisat22, or any SAT or MILP solver; cp runs its own search).")
 @click.option("--time-limit", type=float, help="Solver time limit in seconds.")
@@ -77,6 +81,19 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--encoding", type=click.Choice(["incremental", "all-at-once"]),
               help="sat-depth / sat-size: add examples as the tree misclassifies them "
               "(incremental, default) or all from the start.")
+@click.option("--positive-class", help="categorical: the class counted as positive (default: the "
+              "second in sorted order).")
+@click.option("--class-weight", type=float, help="categorical: weight C of the negative class's rows.")
+@click.option("--max-card", type=int, help="categorical: at most this many values go left at a node.")
+@click.option("--rate", type=click.Choice(["sensitivity", "specificity"]),
+              help="categorical: maximise this training rate subject to --min-rate for the other.")
+@click.option("--min-rate", type=float, help="categorical: the other rate's minimum, in [0, 1].")
+@click.option("--numeric", type=click.Choice(["ordinal", "categorical"]),
+              help="categorical: numeric bins as ordered (default) or unordered values.")
+@click.option("--feature-selection", type=click.Choice(["all", "cart"]),
+              help="categorical: all features, or only those a CART of the same depth uses.")
+@click.option("--option", "-o", "extra_options", multiple=True, metavar="NAME=VALUE",
+              help="Any other model option, e.g. -o anchors=off (see the model's docs).")
 @click.option("--strategy", type=click.Choice(["both", "heuristic", "milp"]),
               help="ODD: heuristic then warm-started MILP (both, default), or one step alone.")
 @click.option("--heuristic-time", type=float, help="ODD: heuristic time budget in seconds (default 5).")
@@ -89,22 +106,24 @@ def main(ctx: click.Context, debug: bool) -> None:
 @click.option("--output", type=click.Path(dir_okay=False), help="Save the trained model as JSON.")
 @click.option("--dot", type=click.Path(dir_okay=False), help="Save the tree/diagram as Graphviz DOT.")
 @click.option("--force", is_flag=True, help="Overwrite --output / --dot if they exist.")
-def solve(model, dataset, csv_path, target, depth, skeleton, solver, time_limit, gap, threads, seed,
-          warm_start, max_thresholds, handoff, log, output, dot, force, **model_options) -> None:
+def solve(model, dataset, csv_path, target, categorical_columns, depth, skeleton, solver, time_limit,
+          gap, threads, seed, warm_start, max_thresholds, handoff, log, output, dot, force,
+          positive_class, extra_options, **model_options) -> None:
     """Learn an optimal tree or diagram and print it with its certificate."""
     if log:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
-    data = _training_data(dataset, csv_path, target)
+    data = _training_data(dataset, csv_path, target, categorical_columns)
     for path in (output, dot):
         if path and Path(path).exists() and not force:
             raise DataError(f"{path} already exists; choose another name or pass --force to overwrite it.")
     given = {name: value for name, value in model_options.items() if value is not None}
+    given.update(_extra_options(extra_options))
     result = api.solve(
         model, data, depth=depth, skeleton=skeleton, solver=solver, time_limit=time_limit,
         mip_gap=gap, threads=threads, seed=seed, log=log, handoff=handoff,
         thresholds="quantiles" if max_thresholds else "midpoints", max_thresholds=max_thresholds,
         warm_start=warm_start if warm_start in (None, "cart") else TrainedModel.load(warm_start),
-        **given)
+        positive_class=positive_class, **given)
     trained = result.model
     features = api.as_dataset(data).features
     click.echo(trained.to_text(features))
@@ -115,18 +134,37 @@ def solve(model, dataset, csv_path, target, depth, skeleton, solver, time_limit,
         click.echo(f"saved       {output}")
     if dot:
         counts = trained.graph.sample_counts(trained.encoder.transform(features))
-        write_text_atomic(dot, trained.graph.to_dot(counts, original_scale(trained.encoder)), force=force)
+        write_text_atomic(dot, trained.graph.to_dot(counts, trained.encoder), force=force)
         click.echo(f"saved       {dot}")
 
 
-def _training_data(dataset: str | None, csv_path: str | None, target: str | None):
+def _training_data(dataset: str | None, csv_path: str | None, target: str | None,
+                   categorical: tuple[str, ...] = ()):
     if bool(dataset) == bool(csv_path):
         raise DataError("Give exactly one of --dataset NAME or --csv PATH --target COLUMN.")
     if dataset:
+        if categorical:
+            raise DataError("--categorical applies to --csv data; bundled datasets declare their own kinds.")
         return dataset
     if target is None:
         raise DataError("--csv needs --target COLUMN naming the class column.")
-    return from_csv(csv_path, _column(target))
+    return from_csv(csv_path, _column(target), categorical=categorical)
+
+
+def _extra_options(pairs: tuple[str, ...]) -> dict[str, object]:
+    """``NAME=VALUE`` pairs as model options; numbers become int or float."""
+    options: dict[str, object] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise ConfigError(f"--option {pair!r} is not NAME=VALUE, e.g. -o anchors=off.")
+        for convert in (int, float, str):
+            try:
+                options[name.strip().replace("-", "_")] = convert(value.strip())
+                break
+            except ValueError:
+                continue
+    return options
 
 
 def _column(target: str) -> str | int:
@@ -179,3 +217,54 @@ def solvers() -> None:
         state = "available" if status.available else "missing"
         click.echo(f"{name:11} {spec.kind:5} {state:10} {status.licence:13} {status.version or '-':20} "
                    f"{status.detail}")
+
+
+@main.group()
+def experiment() -> None:
+    """Run experiment grids and report on their results database."""
+
+
+@experiment.command("run")
+@click.argument("grid_file", type=click.Path(dir_okay=False))
+@click.option("--db", type=click.Path(dir_okay=False), help="Results database (default: GRID with .sqlite).")
+@click.option("--jobs", type=int, default=1, show_default=True, help="Runs at once (local executor).")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="A local process pool, or a Dask cluster.")
+@click.option("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786.")
+@click.option("--retry-failed", is_flag=True, help="Run the failed runs again.")
+def experiment_run(grid_file: str, db: str | None, jobs: int, executor: str, scheduler: str | None,
+                   retry_failed: bool) -> None:
+    """Run every pending run of GRID_FILE and record it in the results database."""
+    from odtk.experiments import ResultStore, load_grid, run_campaign
+
+    grid = load_grid(grid_file)
+    store = ResultStore(db or Path(grid_file).with_suffix(".sqlite"))
+    with ExitStack() as bars:
+        def progress(phase: str, total: int):
+            failed = [0]
+            bar = bars.enter_context(click.progressbar(
+                length=total, label=f"{grid.name} {phase} runs", file=sys.stderr, show_eta=True,
+                item_show_func=lambda _: f"{failed[0]} failed" if failed[0] else None))
+
+            def advance(row: dict) -> None:
+                failed[0] += row["status"] != "done"
+                bar.update(1)
+            return advance
+
+        report = run_campaign(grid, store, jobs=jobs, executor=executor, scheduler=scheduler,
+                              retry_failed=retry_failed, progress=progress)
+    click.echo(f"{grid.name}: {report.planned} runs, {report.skipped} already recorded, "
+               f"{report.done} done, {report.failed} failed -> {store.path}")
+
+
+@experiment.command("report")
+@click.argument("db", type=click.Path(dir_okay=False, exists=True))
+@click.option("--out", type=click.Path(file_okay=False), help="Folder for the report (default: DB name + _report).")
+@click.option("--force", is_flag=True, help="Overwrite report files that exist.")
+def experiment_report(db: str, out: str | None, force: bool) -> None:
+    """Write tables (Markdown, CSV) and plots (PNG) from the results database DB alone."""
+    from odtk.experiments.report import write_report
+
+    folder = Path(out) if out else Path(db).with_name(Path(db).stem + "_report")
+    for path in write_report(db, folder, force=force):
+        click.echo(f"saved       {path}")

@@ -9,6 +9,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from odtk import api
+from odtk.datasets import from_dataframe
+from odtk.exceptions import ConfigError
 from odtk.results import SolveResult
 
 
@@ -138,3 +140,53 @@ class OptimalDiagramClassifier(_SolvedClassifier):
             alpha=self.alpha, epsilon=self.epsilon, univariate=self.univariate,
             fairness=self.fairness, xi=self.xi, max_nodes=self.max_nodes,
             min_samples=self.min_samples)
+
+
+class CategoricalTreeClassifier(_SolvedClassifier):
+    """An optimal binary classification tree whose tests are "feature in a subset of its
+    values" (Günlük et al.), on a fixed ``topology``: ``depth-2``, ``depth-2.5``,
+    ``depth-3``, ``imbalanced`` or a ``networkx.DiGraph``.
+
+    Non-numeric columns and the columns named in ``categorical`` are categorical; numeric
+    columns are cut into ``bins`` quantile bins, kept ordered unless ``numeric="categorical"``.
+    ``rate`` ("sensitivity" or "specificity") with ``min_rate`` maximises one training rate
+    subject to a minimum of the other. ``improvements`` overrides the paper's switches, e.g.
+    ``{"anchors": "off"}``. Fitted attributes as for :class:`OptimalTreeClassifier`.
+    """
+
+    def __init__(self, topology: Any = "depth-2", solver: str | None = None,
+                 positive_class: Any = None, class_weight: float = 1.0, max_card: int | None = None,
+                 rate: str = "accuracy", min_rate: float | None = None, numeric: str = "ordinal",
+                 bins: int = 10, categorical: list[str] | None = None,
+                 feature_selection: str = "all", improvements: dict[str, str] | None = None,
+                 time_limit: float | None = None, mip_gap: float | None = None,
+                 threads: int | None = None, seed: int | None = None):
+        self.topology = topology
+        self.solver = solver
+        self.positive_class = positive_class
+        self.class_weight = class_weight
+        self.max_card = max_card
+        self.rate = rate
+        self.min_rate = min_rate
+        self.numeric = numeric
+        self.bins = bins
+        self.categorical = categorical
+        self.feature_selection = feature_selection
+        self.improvements = improvements
+        self.time_limit = time_limit
+        self.mip_gap = mip_gap
+        self.threads = threads
+        self.seed = seed
+
+    def _solve(self, frame: pd.DataFrame, y: np.ndarray) -> SolveResult:
+        if isinstance(self.bins, bool) or not isinstance(self.bins, int) or self.bins < 2:
+            raise ConfigError(f"bins must be a whole number of at least 2, got {self.bins!r}.")
+        data = from_dataframe(frame.assign(__target__=y), "__target__",
+                              categorical=self.categorical, name="arrays")
+        return api.solve(
+            "categorical", data, skeleton=self.topology, solver=self.solver,
+            time_limit=self.time_limit, mip_gap=self.mip_gap, threads=self.threads, seed=self.seed,
+            max_thresholds=self.bins - 1, positive_class=self.positive_class,
+            class_weight=self.class_weight, max_card=self.max_card, rate=self.rate,
+            min_rate=self.min_rate, numeric=self.numeric, feature_selection=self.feature_selection,
+            **(self.improvements or {}))

@@ -7,6 +7,8 @@ Every node carries exactly one of:
   ``outcome`` equals ``x[feature] == 1``;
 * ``weights`` and ``threshold`` — a hyperplane over the encoded columns: the
   sample follows the arc whose ``outcome`` equals ``weights · x >= threshold``;
+* ``subset`` — indices of one-hot columns of one feature: the sample follows the arc whose
+  ``outcome`` equals "one of these columns is 1" (its value is in the subset);
 * ``label`` — index of the predicted class (a leaf or class terminal).
 
 A tree is the special case where every node has one parent; diagrams may merge paths.
@@ -85,6 +87,8 @@ class DecisionGraph:
                 continue
             if "feature" in attrs:
                 goes_true = X[rows, attrs["feature"]] > 0.5
+            elif "subset" in attrs:
+                goes_true = (X[np.ix_(rows, attrs["subset"])] > 0.5).any(axis=1)
             else:
                 goes_true = X[rows] @ np.asarray(attrs["weights"], dtype=float) >= attrs["threshold"]
             for _, child, data in self.graph.out_edges(node, data=True):
@@ -92,11 +96,11 @@ class DecisionGraph:
                 at[child] = np.concatenate([at[child], chosen]) if child in at else chosen
         return prediction, counts
 
-    def to_text(self, counts: dict | None = None, unscale: Unscale | None = None) -> str:
+    def to_text(self, counts: dict | None = None, encoder: FeatureEncoder | None = None) -> str:
         """Indented rendering; in a diagram a node reached again is referred to by id.
 
         ``counts`` (from :meth:`sample_counts`) adds the share of samples through each
-        node; ``unscale`` (see :func:`original_scale`) prints hyperplanes in original units.
+        node; the fitted ``encoder`` prints tests in the original features' units and values.
         """
         expanded: set = set()
         total = counts[self.root] if counts else 0
@@ -110,7 +114,7 @@ class DecisionGraph:
                 return f"predict {self.class_names[attrs['label']]}  [node {node}]{share(node)}"
             if node in expanded:
                 return f"go to node {node} (above)"
-            return f"[node {node}] {self.test_text(node, unscale)} ?{share(node)}"
+            return f"[node {node}] {self.test_text(node, encoder)} ?{share(node)}"
 
         def walk(node, indent: str) -> list[str]:
             if "label" in self.graph.nodes[node] or node in expanded:
@@ -127,14 +131,19 @@ class DecisionGraph:
 
         return "\n".join([describe(self.root), *walk(self.root, "")])
 
-    def test_text(self, node, unscale: Unscale | None = None) -> str:
-        """The test of an internal node, e.g. ``age<=30.5`` or ``+0.5·x1 -0.5·x3 >= 0.1``."""
+    def test_text(self, node, encoder: FeatureEncoder | None = None) -> str:
+        """The test of an internal node, e.g. ``age<=30.5``, ``+0.5·x1 -0.5·x3 >= 0.1`` or
+        ``odor in {almond, anise}`` (with the ``encoder``; else the one-hot columns' names)."""
         attrs = self.graph.nodes[node]
         if "feature" in attrs:
             return self.feature_names[attrs["feature"]]
+        if "subset" in attrs:
+            if encoder is not None:
+                return encoder.subset_text(attrs["subset"])
+            return " or ".join(self.feature_names[j] for j in attrs["subset"])
         weights, threshold = np.asarray(attrs["weights"], dtype=float), float(attrs["threshold"])
-        if unscale is not None:
-            scale, offset = unscale
+        if encoder is not None:
+            scale, offset = original_scale(encoder)
             weights, threshold = weights / scale, threshold + float(weights @ (offset / scale))
         largest = float(np.abs(weights).max())
         if largest > 0:  # a positive factor changes nothing but makes the weights readable
@@ -146,12 +155,12 @@ class DecisionGraph:
             return f"{self.feature_names[j]} {side} {threshold / weights[j]:.6g}"
         return f"{' '.join(terms) or '0'} >= {threshold:.6g}"
 
-    def to_dot(self, counts: dict | None = None, unscale: Unscale | None = None) -> str:
+    def to_dot(self, counts: dict | None = None, encoder: FeatureEncoder | None = None) -> str:
         """Graphviz DOT source (with sample counts per node when ``counts`` is given)."""
         out = ["digraph odtk {", "  node [shape=box];"]
         for node, attrs in self.graph.nodes(data=True):
             text = (f"predict {self.class_names[attrs['label']]}" if "label" in attrs
-                    else f"{self.test_text(node, unscale)} ?")
+                    else f"{self.test_text(node, encoder)} ?").replace('"', '\\"')
             if counts:
                 text += f"\\n{counts[node]} samples, {100 * counts[node] / max(counts[self.root], 1):.1f}%"
             out.append(f'  n{node} [label="{text}"];')
@@ -162,7 +171,7 @@ class DecisionGraph:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "nodes": [{"id": int(n), **{k: _plain_attr(v) for k, v in a.items() if k in NODE_KEYS}}
+            "nodes": [{"id": int(n), **{k: _plain_attr(k, v) for k, v in a.items() if k in NODE_KEYS}}
                       for n, a in self.graph.nodes(data=True)],
             "arcs": [{"from": int(u), "to": int(v), "outcome": bool(d["outcome"])}
                      for u, v, d in self.graph.edges(data=True)],
@@ -180,7 +189,7 @@ class DecisionGraph:
         return cls(graph, data["feature_names"], data["class_names"])
 
 
-NODE_KEYS = ("feature", "weights", "threshold", "label")
+NODE_KEYS = ("feature", "weights", "threshold", "label", "subset")
 
 
 def heap_tree(graph: nx.DiGraph) -> nx.DiGraph:
@@ -251,8 +260,10 @@ def original_scale(encoder: FeatureEncoder) -> Unscale:
     return scale, offset
 
 
-def _plain_attr(value: Any) -> Any:
+def _plain_attr(key: str, value: Any) -> Any:
     """Node attributes as JSON values: indices as int, hyperplanes as floats."""
+    if key == "subset":
+        return [int(v) for v in value]
     if isinstance(value, (list, tuple, np.ndarray)):
         return [float(v) for v in value]
     if isinstance(value, (float, np.floating)):
@@ -261,10 +272,10 @@ def _plain_attr(value: Any) -> Any:
 
 
 def _check_node(node, attrs: dict, graph: nx.DiGraph, n_features: int, n_classes: int) -> None:
-    kinds = [k for k in ("feature", "weights", "label") if k in attrs]
+    kinds = [k for k in ("feature", "weights", "label", "subset") if k in attrs]
     if len(kinds) != 1 or (("weights" in attrs) != ("threshold" in attrs)):
         raise ModelFileError(f"Node {node} must carry exactly one of: a feature, a hyperplane "
-                             "(weights and threshold), or a label.")
+                             "(weights and threshold), a subset of one-hot columns, or a label.")
     if "label" in attrs:
         if not 0 <= attrs["label"] < n_classes or graph.out_degree(node):
             raise ModelFileError(f"Node {node} predicts a class that does not exist or has children.")
@@ -273,6 +284,9 @@ def _check_node(node, attrs: dict, graph: nx.DiGraph, n_features: int, n_classes
         raise ModelFileError(f"Node {node} tests a feature but lacks its two outgoing arcs.")
     if "feature" in attrs and not 0 <= attrs["feature"] < n_features:
         raise ModelFileError(f"Node {node} tests feature {attrs['feature']}, which does not exist.")
+    if "subset" in attrs and not all(isinstance(j, (int, np.integer)) and 0 <= j < n_features
+                                     for j in attrs["subset"]):
+        raise ModelFileError(f"Node {node} tests a subset of columns that do not exist.")
     if "weights" in attrs and len(attrs["weights"]) != n_features:
         raise ModelFileError(f"Node {node} has {len(attrs['weights'])} weights for {n_features} features.")
 
@@ -301,7 +315,7 @@ class TrainedModel:
     def to_text(self, features: pd.DataFrame | None = None) -> str:
         """The graph in original feature units, with sample shares when ``features`` is given."""
         counts = None if features is None else self.graph.sample_counts(self.encoder.transform(features))
-        return self.graph.to_text(counts, original_scale(self.encoder))
+        return self.graph.to_text(counts, self.encoder)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -74,12 +74,14 @@ class SolveResult:
             note = {True: ", the MILP's start", False: ", breaks a side constraint: not the MILP's start"}
             cuts = f", {step['cuts']} cuts in {step['rounds']} rounds ({step['scheme']})" if "cuts" in step else ""
             lines.append(f"step        {name}: objective {value} in {step['seconds']:.2f}s"
-                         f"{note.get(step.get('warm_start'), '')}{cuts}{_search_statistics(step) if name == 'search' else ''}")
+                         f"{note.get(step.get('warm_start'), '')}{cuts}{_statistics(step)}")
         return "\n".join(lines)
 
 
-def _search_statistics(step: dict[str, Any]) -> str:
-    """A search engine's counters (search nodes, rounds, examples encoded, …) for ``summary``."""
-    reported = ("termination", "seconds", "objective", "bound")
-    return "".join(f", {name.replace('_', ' ')} {value}" for name, value in step.items()
-                   if name not in reported)
+def _statistics(step: dict[str, Any]) -> str:
+    """A step's counters (search nodes, rounds, B&B nodes, training rates, …) for ``summary``."""
+    reported = ("termination", "seconds", "objective", "bound", "warm_start", "cuts", "rounds",
+                "scheme", "starts")
+    return "".join(f", {name.replace('_', ' ')} {value:.4g}" if isinstance(value, float) else
+                   f", {name.replace('_', ' ')} {value}" for name, value in step.items()
+                   if name not in reported and value is not None)

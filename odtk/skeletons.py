@@ -10,6 +10,8 @@ attribute (the root is layer 0).
 * :func:`diagram_skeleton` — layered internal nodes of the given widths, numbered
   0, 1, … layer by layer, with an arc from every node of a layer to every node
   of the next.
+* :func:`topology_skeleton` — any binary tree (arcs with ``side``), by name, by depth or
+  as a user's ``networkx.DiGraph``.
 """
 from __future__ import annotations
 
@@ -19,6 +21,14 @@ from odtk.exceptions import SkeletonError
 
 EXAMPLE = "1-2-4-8"
 MAX_DEPTH = 12
+# Named topologies as nested splits: "split" has two leaves, ("split", left, right) two subtrees.
+Shape = str | tuple
+SHAPES: dict[str, Shape] = {
+    "depth-2": ("split", "split", "split"),
+    "depth-2.5": ("split", ("split", "split", "split"), "split"),
+    "depth-3": ("split", ("split", "split", "split"), ("split", "split", "split")),
+    "imbalanced": ("split", "split", ("split", "split", ("split", "split", "split"))),
+}
 
 
 def tree_skeleton(depth: int) -> nx.DiGraph:
@@ -78,3 +88,53 @@ def diagram_skeleton(widths: str | list[int]) -> nx.DiGraph:
         graph.add_edges_from((u, v) for u in upper for v in lower)
     return graph
 
+
+
+def topology_skeleton(spec: str | nx.DiGraph | None, depth: int | None = None) -> nx.DiGraph:
+    """A binary tree topology: a name from :data:`SHAPES`, a tree depth, or a DiGraph.
+
+    Named shapes and depths are numbered in heap order (root 1, children 2n and 2n + 1).
+    A given DiGraph must be a rooted tree whose split nodes have one ``side="left"`` and one
+    ``side="right"`` arc; it is copied.
+    """
+    if isinstance(spec, nx.DiGraph):
+        graph = _checked_topology(spec)
+    elif spec is None:
+        graph = tree_skeleton(depth if depth is not None else -1)
+        graph.graph["name"] = f"depth-{depth}"
+    elif spec in SHAPES:
+        graph = nx.DiGraph()
+        _add_shape(graph, SHAPES[spec], 1)
+        graph.graph["name"] = spec
+    else:
+        raise SkeletonError(f"Unknown topology {spec!r}; use one of {', '.join(SHAPES)}, a depth, "
+                            "or a networkx.DiGraph with side='left'/'right' arcs.")
+    graph.graph.update(kind="topology", depth=nx.dag_longest_path_length(graph))
+    if depth is not None and graph.graph["depth"] != depth:
+        raise SkeletonError(f"depth={depth} contradicts the topology {graph.graph['name']!r} "
+                            f"of depth {graph.graph['depth']}; give one of them.")
+    return graph
+
+
+def _add_shape(graph: nx.DiGraph, shape: Shape, node: int) -> None:
+    graph.add_node(node, layer=node.bit_length() - 1)
+    below = ("leaf", "leaf") if shape == "split" else shape[1:]
+    for child, side, sub in ((2 * node, "left", below[0]), (2 * node + 1, "right", below[1])):
+        graph.add_edge(node, child, side=side)
+        if sub == "leaf":
+            graph.add_node(child, layer=child.bit_length() - 1)
+        else:
+            _add_shape(graph, sub, child)
+
+
+def _checked_topology(given: nx.DiGraph) -> nx.DiGraph:
+    if len(given) == 0 or not nx.is_arborescence(given):
+        raise SkeletonError("A topology must be a non-empty rooted tree (networkx arborescence).")
+    for node in given:
+        sides = sorted(side for *_, side in given.out_edges(node, data="side"))
+        if sides not in ([], ["left", "right"]):
+            raise SkeletonError(f"Node {node!r} of the topology needs no children or exactly one "
+                                f"side='left' and one side='right' child, got sides {sides}.")
+    graph = given.copy()
+    graph.graph["name"] = given.graph.get("name", f"custom ({len(given)} nodes)")
+    return graph

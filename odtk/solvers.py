@@ -24,6 +24,7 @@ import logging
 import math
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import time
@@ -50,7 +51,7 @@ HANDOFFS = ("native", "pyomo")
 TERMINATIONS = ("optimal", "time_limit", "infeasible", "interrupted", "error")
 _REQUIRED_KEYS = {"description", "package", "install", "backend", "pyomo", "licence",
                   "options", "capabilities"}
-_OPTIONAL_KEYS = {"size_limit", "kind"}
+_OPTIONAL_KEYS = {"size_limit", "kind", "executable"}
 
 
 # --------------------------------------------------------------------------- registry
@@ -69,6 +70,7 @@ class SolverSpec:
     capabilities: dict[str, bool]
     size_limit: dict[str, int] | None = None
     kind: str = "milp"
+    executable: str | None = None  # backend cbc: the CBC binary (default: the one cbcbox ships)
 
 
 def _validate_entry(name: str, entry: Any, source: str) -> SolverSpec:
@@ -93,6 +95,9 @@ def _validate_entry(name: str, entry: Any, source: str) -> SolverSpec:
         isinstance(v, bool) for v in caps.values()
     ):
         raise ConfigError(f"{where}: capabilities must give true/false for each of {CAPABILITIES}.")
+    executable = entry.get("executable")
+    if executable is not None and (entry["backend"] != "cbc" or not isinstance(executable, str)):
+        raise ConfigError(f"{where}: executable (a path to a CBC binary) applies to backend cbc only.")
     limit = entry.get("size_limit")
     if limit is not None and (
         not isinstance(limit, dict) or set(limit) != {"variables", "constraints"}
@@ -148,7 +153,12 @@ class SolverStatus:
     detail: str
 
 
-def _cbc_binary() -> str:
+def _cbc_binary(spec: SolverSpec) -> str:
+    if spec.executable:
+        path = shutil.which(spec.executable)
+        if path is None:
+            raise FileNotFoundError(f"the CBC binary {spec.executable} is missing or not executable")
+        return path
     cbcbox = importlib.import_module("cbcbox")
     path = cbcbox.cbc_bin_path()
     if not path or not os.access(path, os.X_OK):
@@ -184,7 +194,7 @@ def _version(spec: SolverSpec) -> str:
     if spec.backend == "pysat":
         return "python-sat " + importlib.import_module("pysat").__version__
     if spec.backend == "cbc":
-        out = subprocess.run([_cbc_binary(), "-quit"], capture_output=True, text=True, timeout=30)
+        out = subprocess.run([_cbc_binary(spec), "-quit"], capture_output=True, text=True, timeout=30)
         first = out.stdout.strip().splitlines()[0] if out.stdout.strip() else ""
         match = re.search(r"CBC\s+(.*?)\s+[—-]", first)
         return match.group(1) if match else importlib.metadata.version("cbcbox")
@@ -281,6 +291,7 @@ class SolverOutcome:
     version: str
     message: str = ""
     native: dict[str, Any] = field(default_factory=dict)
+    nodes: int | None = None  # branch-and-bound nodes, where the solver reports them
 
 
 # --------------------------------------------------------------------------- standard form
@@ -413,7 +424,7 @@ def _solve_highs(form: StandardForm, spec: SolverSpec, options: SolverOptions) -
     values = np.asarray(highs.getSolution().col_value) if has_solution else None
     bound = info.mip_dual_bound if form.integer.any() else info.objective_function_value
     return dict(termination=termination, values=values, bound=bound, handoff=handoff,
-                message=highs.modelStatusToString(status))
+                message=highs.modelStatusToString(status), nodes=int(info.mip_node_count))
 
 
 # --------------------------------------------------------------------------- Gurobi
@@ -458,7 +469,8 @@ def _solve_gurobi(form: StandardForm, spec: SolverSpec, options: SolverOptions) 
         bound = model.ObjBound if (model.IsMIP and values is not None) else (
             model.ObjVal if values is not None else None)
         return dict(termination=termination, values=values, bound=bound, handoff=handoff,
-                    message=f"Gurobi status {model.Status}")
+                    message=f"Gurobi status {model.Status}",
+                    nodes=int(model.NodeCount) if model.IsMIP else None)
 
 
 def _gurobi_lazy_callback(form: StandardForm, columns: list) -> Callable:
@@ -575,7 +587,8 @@ def _cplex_outcome(problem, form: StandardForm, handoff: float) -> dict:
     if has_solution:
         bound = solution.MIP.get_best_objective() if form.integer.any() else solution.get_objective_value()
     return dict(termination=termination, values=values, bound=bound, handoff=handoff,
-                message=solution.get_status_string(status))
+                message=solution.get_status_string(status),
+                nodes=solution.progress.get_num_nodes_processed() if form.integer.any() else None)
 
 
 # --------------------------------------------------------------------------- CBC
@@ -586,7 +599,7 @@ _CBC_STATUS = {"Optimal": "optimal", "Stopped on time": "time_limit", "Infeasibl
 def _solve_cbc(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
     import highspy
 
-    binary = _cbc_binary()
+    binary = _cbc_binary(spec)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="odtk-cbc-") as tmp:
         mps, sol = Path(tmp, "model.mps"), Path(tmp, "model.sol")
@@ -644,7 +657,9 @@ def _cbc_outcome(solution: str, stdout: str, form: StandardForm, handoff: float)
         bound = float(form.c @ values + form.offset)
     elif bound_match:
         bound = sign * float(bound_match.group(1)) + form.offset
-    return dict(termination=termination, values=values, bound=bound, handoff=handoff, message=head)
+    nodes = re.search(r"Enumerated nodes:\s*(\d+)", stdout)
+    return dict(termination=termination, values=values, bound=bound, handoff=handoff, message=head,
+                nodes=int(nodes.group(1)) if nodes else None)
 
 
 _NATIVE: dict[str, Callable[[StandardForm, SolverSpec, SolverOptions], dict]] = {
@@ -658,7 +673,7 @@ def _solve_pyomo(instance, form: StandardForm, spec: SolverSpec, options: Solver
     from pyomo.opt import TerminationCondition as TC
 
     start = time.perf_counter()
-    kwargs = {"executable": _cbc_binary()} if spec.backend == "cbc" else {}
+    kwargs = {"executable": _cbc_binary(spec)} if spec.backend == "cbc" else {}
     solver = pyo.SolverFactory(spec.pyomo["oneshot"], **kwargs)
     for key, value in options.native(spec).items():
         if key not in ("output_flag", "OutputFlag", "log", "mip.display"):
@@ -753,5 +768,5 @@ def solve_instance(instance, solver: str, options: SolverOptions | None = None,
         termination=raw["termination"], has_solution=values is not None, objective=objective,
         bound=raw["bound"], handoff_time=handoff_time, solve_time=solve_time, size=form.size,
         version=solver_status(solver).version or "", message=raw["message"],
-        native=options.native(spec),
+        native=options.native(spec), nodes=raw.get("nodes"),
     )

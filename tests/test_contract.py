@@ -6,13 +6,14 @@ import re
 import pytest
 
 from odtk.api import ENGINES, FORMULATIONS
+from odtk.datasets.encoders import MODES
 
 
 @pytest.mark.parametrize("key", sorted(FORMULATIONS))
 def test_module_surface(key):
     module = FORMULATIONS[key]
     assert module.KEY == key and module.CITATION and module.SENSE in ("minimize", "maximize")
-    assert module.FEATURES in ("binary", "scaled")
+    assert module.FEATURES in MODES
     for name in ("build_model", "make_data", "decode", "objective_of"):
         assert callable(getattr(module, name))
     for name, (low, high, default) in module.HYPERPARAMETERS.items():
@@ -28,7 +29,8 @@ def test_every_constraint_cites_its_equation(key):
     constraints = list(model.component_objects(pyo.Constraint))
     assert constraints
     for component in [*constraints, *model.component_objects(pyo.Objective)]:
-        assert re.match(r"\(\d+(\.\d+)?[a-z]?\) ", component.doc or ""), component.name
+        # an equation number, or the paper's section for constraints it states in words
+        assert re.match(r"\((\d+(\.\d+)?[a-z]?|§\d+(\.\d+)?)\) ", component.doc or ""), component.name
     for component in model.component_objects((pyo.Var, pyo.Set, pyo.Param)):
         assert component.doc, component.name
 

@@ -255,7 +255,8 @@ def test_transform_errors():
         enc.transform(pd.DataFrame({"x": [1.0], "b": [2]}))
 
 
-@pytest.mark.parametrize("mode, thresholds", [("binary", "midpoints"), ("binary", "quantiles"), ("scaled", "midpoints")])
+@pytest.mark.parametrize("mode, thresholds", [("binary", "midpoints"), ("binary", "quantiles"),
+                                              ("scaled", "midpoints"), ("onehot", "quantiles")])
 def test_encoder_json_round_trip(mode, thresholds):
     ds = load_dataset("uci/teaching-assistant-evaluation")
     mixed = from_dataframe(pd.concat([ds.features, ds.target.rename("t")], axis=1).assign(
@@ -269,7 +270,7 @@ def test_encoder_json_round_trip(mode, thresholds):
 
 def test_encoder_rejects_bad_options():
     with pytest.raises(ValueError, match="mode"):
-        FeatureEncoder(mode="onehot")
+        FeatureEncoder(mode="ordinal")
     with pytest.raises(ValueError, match="max_thresholds"):
         FeatureEncoder(max_thresholds=0)
 
@@ -317,3 +318,21 @@ def test_provenance_file_lists_every_dataset():
     text = (files("odtk.datasets") / "DATASETS.md").read_text(encoding="utf-8")
     missing = [info.name for info in list_datasets() if f"| `{info.name}` | {info.n_rows} |" not in text]
     assert missing == []
+
+
+def test_onehot_mode_gives_one_column_per_value_and_bin_and_names_subsets():
+    frame = pd.DataFrame({"age": [18, 25, 33, 41, 58, 60, 72, 80], "colour": list("rgbrgbrg"),
+                          "member": [0, 1, 0, 1, 1, 0, 0, 1]})
+    enc = FeatureEncoder("onehot", max_thresholds=3).fit(frame)
+    X = enc.transform(frame)
+    assert X.dtype == np.int8 and len(enc.groups_["age"]) == 4 and len(enc.groups_["member"]) == 2
+    for columns in enc.groups_.values():  # exactly one 1 per row and group
+        assert (X[:, columns].sum(axis=1) == 1).all()
+    age, thresholds = enc.groups_["age"], enc.params_["age"]
+    assert enc.subset_text(age[:2]) == f"age <= {thresholds[1]:.6g}"
+    assert enc.subset_text(age[2:]) == f"age > {thresholds[1]:.6g}"
+    assert enc.subset_text(age[1:3]) == f"{thresholds[0]:.6g} < age <= {thresholds[2]:.6g}"
+    assert enc.subset_text(enc.groups_["colour"][:2]) == "colour in {b, g}"
+    assert enc.subset_text(enc.groups_["member"][1:]) == "member = 1"
+    unseen = enc.transform(pd.DataFrame({"age": [200], "colour": ["purple"], "member": [1]}))
+    assert unseen[0, age[-1]] == 1 and unseen[0, enc.groups_["colour"]].sum() == 0

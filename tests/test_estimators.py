@@ -8,9 +8,10 @@ from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 
 import odtk
-from odtk import OptimalDiagramClassifier, OptimalTreeClassifier
+from odtk import CategoricalTreeClassifier, OptimalDiagramClassifier, OptimalTreeClassifier
 
 from brute_force import best_objective
+from odtk.exceptions import ConfigError
 
 
 @pytest.fixture
@@ -77,3 +78,21 @@ def test_diagram_classifier_on_raw_units_predicts_new_rows():
     assert list(clf.predict(shifted)) == list(clf.predict(X.iloc[:3]))
     assert clone(clf).get_params() == clf.get_params()
     assert clf.graph_ is clf.model_.graph and not hasattr(clf, "tree_")
+
+
+def test_categorical_tree_classifier_on_raw_strings_and_integer_codes(mixed_frame):
+    X, y = mixed_frame
+    clf = CategoricalTreeClassifier(topology="depth-2", positive_class="yes", bins=5,
+                                    categorical=["member"], improvements={"anchors": "off"})
+    clf.fit(X, y)
+    assert list(clf.classes_) == ["no", "yes"] and clf.result_.optimal
+    predicted = clf.predict(X)
+    correct_positives = ((predicted == y) & (y == "yes")).sum()
+    assert clf.result_.objective == pytest.approx(correct_positives + ((predicted == y) & (y == "no")).sum())
+    assert clf.score(X, y) == pytest.approx(clf.result_.train_accuracy)
+    assert clf.result_.hyperparameters["anchors"] == "off"
+    assert clf.model_.encoder.kinds_ == {"age": "numeric", "colour": "categorical", "member": "categorical"}
+    assert len(clf.model_.encoder.groups_["age"]) == 5  # five quantile bins
+    assert clone(clf).get_params()["improvements"] == {"anchors": "off"}
+    with pytest.raises(ConfigError, match="bins"):
+        CategoricalTreeClassifier(bins=1).fit(X, y)

@@ -10,7 +10,7 @@ import pytest
 
 from odtk.datasets import FeatureEncoder, from_dataframe
 from odtk.exceptions import ModelFileError
-from odtk.models import DecisionGraph, TrainedModel, original_scale
+from odtk.models import DecisionGraph, TrainedModel
 
 
 def _diagram() -> DecisionGraph:
@@ -120,6 +120,6 @@ def test_sample_shares_and_original_units():
     assert "predict 1  [node 2]  (2 samples, 50.0%)" in text
     assert model.graph.sample_counts(encoder.transform(data.features)) == {0: 4, 1: 2, 2: 2}
     counts = model.graph.sample_counts(encoder.transform(data.features))
-    dot = model.graph.to_dot(counts, original_scale(encoder))
+    dot = model.graph.to_dot(counts, encoder)
     assert 'n0 [label="length >= 5 ?\\n4 samples, 100.0%"]' in dot
     assert 'n2 [label="predict 1\\n2 samples, 50.0%"]' in dot

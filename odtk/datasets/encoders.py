@@ -10,9 +10,10 @@ from sklearn.exceptions import NotFittedError
 from odtk.datasets.adapters import Dataset, infer_kinds
 from odtk.exceptions import ConfigError, DataError
 
-MODES = ("binary", "scaled")
+MODES = ("binary", "scaled", "onehot")
 THRESHOLDS = ("midpoints", "quantiles")
 DEFAULT_QUANTILES = 10
+DEFAULT_BINS = 10  # one-hot mode: deciles
 
 
 def _frame(data: Dataset | pd.DataFrame) -> pd.DataFrame:
@@ -62,6 +63,9 @@ class FeatureEncoder:
     ``mode="scaled"``: numeric columns are min-max scaled to [0, 1] on the
     training data (new data clipped; a constant column maps to 0); binary
     columns pass through; categorical columns are one-hot encoded.
+    ``mode="onehot"``: every feature becomes a group of 0/1 columns with exactly one 1
+    per row — a categorical column one-hot, a binary column its two values, a numeric
+    column its bins between ``max_thresholds`` (default 9: deciles) quantile thresholds.
 
     A category not seen in training encodes as an all-zero row of its one-hot group.
 
@@ -109,10 +113,15 @@ class FeatureEncoder:
     def _thresholds(self, values: np.ndarray) -> list[float]:
         distinct = np.unique(values)
         mids = (distinct[:-1] + distinct[1:]) / 2
-        cap = self.max_thresholds if self.thresholds == "midpoints" else self.max_thresholds or DEFAULT_QUANTILES
+        if self.mode == "onehot":
+            cap = self.max_thresholds or DEFAULT_BINS - 1
+        elif self.thresholds == "midpoints":
+            cap = self.max_thresholds
+        else:
+            cap = self.max_thresholds or DEFAULT_QUANTILES
         if cap is None or len(mids) <= cap:
             return mids.tolist()
-        if self.thresholds == "midpoints":
+        if self.thresholds == "midpoints" and self.mode != "onehot":
             picks = np.arange(1, cap + 1) * len(mids) // (cap + 1)
         else:
             targets = np.quantile(values, np.arange(1, cap + 1) / (cap + 1))
@@ -120,10 +129,16 @@ class FeatureEncoder:
         return mids[np.unique(picks)].tolist()
 
     def _labels(self, name: str, kind: str, params: list) -> list[str]:
+        if kind == "binary" and self.mode == "onehot":
+            return [f"{name}=0", f"{name}=1"]
         if kind == "binary" or (kind == "numeric" and self.mode == "scaled"):
             return [name]
         if kind == "categorical":
             return [f"{name}={value}" for value in params]
+        if self.mode == "onehot":
+            edges = [f"{t:.6g}" for t in params]
+            return ([f"{name}<={edges[0]}"] + [f"{a}<{name}<={b}" for a, b in zip(edges, edges[1:])]
+                    + [f"{name}>{edges[-1]}"]) if edges else [f"{name}=any"]
         short = [f"{name}<={t:.6g}" for t in params]
         return short if len(set(short)) == len(short) else [f"{name}<={t!r}" for t in params]
 
@@ -136,12 +151,12 @@ class FeatureEncoder:
             self.columns_ += labels
 
     def transform(self, data: Dataset | pd.DataFrame) -> np.ndarray:
-        """Encode rows: int8 0/1 in binary mode, float64 in [0, 1] in scaled mode."""
+        """Encode rows: int8 0/1 in binary and one-hot modes, float64 in [0, 1] in scaled mode."""
         if not hasattr(self, "kinds_"):
             raise NotFittedError("This FeatureEncoder is not fitted yet; call fit() first.")
         frame = _frame(data)
         blocks = [self._encode(_column(frame, name), kind, self.params_[name]) for name, kind in self.kinds_.items()]
-        dtype = np.int8 if self.mode == "binary" else np.float64
+        dtype = np.float64 if self.mode == "scaled" else np.int8
         return np.hstack(blocks).astype(dtype) if blocks else np.empty((len(frame), 0), dtype)
 
     def _encode(self, column: pd.Series, kind: str, params: list) -> np.ndarray:
@@ -151,11 +166,33 @@ class FeatureEncoder:
         if kind == "binary":
             if not np.isin(values, (0, 1)).all():
                 raise DataError(f"Column {column.name!r} was binary (0/1) in training but has other values.")
-            return values
+            return np.hstack([values == 0, values == 1]) if self.mode == "onehot" else values
+        if self.mode == "onehot":
+            bins = np.searchsorted(np.asarray(params, dtype=float), values[:, 0], side="left")
+            return bins[:, None] == np.arange(len(params) + 1)[None, :]
         if self.mode == "binary":
             return values <= np.array(params)[None, :]
         low, high = params
         return np.clip((values - low) / (high - low), 0.0, 1.0) if high > low else np.zeros_like(values)
+
+    def subset_text(self, columns: list[int]) -> str:
+        """A one-hot mode test "the value is in these columns" in the feature's own terms:
+        ``odor in {almond, anise}``, ``age <= 37.5``, ``30 < age <= 40``."""
+        name = next(n for n, members in self.groups_.items() if columns[0] in members)
+        kind, params, first = self.kinds_[name], self.params_[name], self.groups_[name][0]
+        positions = sorted(j - first for j in columns)
+        if kind != "numeric":
+            values = [(0, 1)[p] if kind == "binary" else params[p] for p in positions]
+            return f"{name} = {values[0]}" if len(values) == 1 else \
+                f"{name} in {{{', '.join(map(str, values))}}}"
+        last = len(params)
+        if positions == list(range(positions[0], positions[-1] + 1)):
+            low = f"{params[positions[0] - 1]:.6g} < " if positions[0] > 0 else ""
+            high = f" <= {params[positions[-1]]:.6g}" if positions[-1] < last else ""
+            if not (low or high):
+                return f"{name} is any number"
+            return f"{name} > {params[positions[0] - 1]:.6g}" if not high else f"{low}{name}{high}"
+        return " or ".join(self.subset_text([first + p]) for p in positions)
 
     def fit_transform(self, data: Dataset | pd.DataFrame, kinds: dict[str, str] | None = None) -> np.ndarray:
         """``fit`` then ``transform`` the same data."""

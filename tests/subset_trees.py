@@ -1,0 +1,100 @@
+"""An independent oracle for categorical trees with subset tests and fixed leaf classes.
+
+Each row has one value per feature *group*. Every node tests "value of group g is in S";
+rows with the value in S go left, the others right. A topology is nested tuples:
+``("node", left, right)`` for a split with decision children and ``"last"`` for a split
+whose two children are leaves, the left leaf predicting negative and the right positive.
+The score of a tree is (true positives) + C · (true negatives). Everything is found by
+exhaustive enumeration; nothing here uses odtk.
+"""
+from __future__ import annotations
+
+import itertools
+from functools import lru_cache
+from typing import Union
+
+import numpy as np
+
+Topology = Union[str, tuple]  # "last" or ("node", Topology, Topology)
+Test = tuple[int, frozenset]  # (group, values that go left)
+
+
+def subset_tests(n_values: list[int], ordinal: list[bool], max_card: int | None = None,
+                 proper: bool = False) -> list[Test]:
+    """Every allowed test (g, S): S is a prefix or suffix of 0..n-1 if group g is ordinal,
+    |S| ≤ ``max_card`` if given, and 0 < |S| < n if ``proper``."""
+    tests = []
+    for g, n in enumerate(n_values):
+        for size in range(n + 1):
+            for S in map(frozenset, itertools.combinations(range(n), size)):
+                if ordinal[g] and S not in (frozenset(range(size)), frozenset(range(n - size, n))):
+                    continue
+                if max_card is not None and size > max_card:
+                    continue
+                if proper and not 0 < size < n:
+                    continue
+                tests.append((g, S))
+    return tests
+
+
+def _left_masks(values: np.ndarray, tests: list[Test]) -> list[np.ndarray]:
+    """For each test, which rows (of all ``values``) go left."""
+    return [np.isin(values[:, g], sorted(S)) for g, S in tests]
+
+
+def best_score(values: np.ndarray, positive: np.ndarray, topology: Topology,
+               n_values: list[int], ordinal: list[bool], C: float = 1.0,
+               max_card: int | None = None, proper: bool = False) -> float:
+    """The maximum of TP + C · TN over all trees of ``topology``, trying every allowed test
+    at every node."""
+    lefts = _left_masks(values, subset_tests(n_values, ordinal, max_card, proper))
+
+    @lru_cache(maxsize=None)
+    def best(node: Topology, rows: tuple[int, ...]) -> float:
+        idx = np.array(rows, dtype=int)
+        if node == "last":
+            pos = positive[idx]
+            return max(C * int((left[idx] & ~pos).sum()) + int((~left[idx] & pos).sum())
+                       for left in lefts)
+        _, left_child, right_child = node
+        return max(best(left_child, tuple(idx[left[idx]]))
+                   + best(right_child, tuple(idx[~left[idx]])) for left in lefts)
+
+    return best(topology, tuple(range(len(positive))))
+
+
+def rate_frontier(values: np.ndarray, positive: np.ndarray, topology: Topology,
+                  n_values: list[int], ordinal: list[bool], max_card: int | None = None,
+                  proper: bool = False) -> set[tuple[int, int]]:
+    """Every achievable (true positives, true negatives) pair over all trees of ``topology``."""
+    lefts = _left_masks(values, subset_tests(n_values, ordinal, max_card, proper))
+
+    @lru_cache(maxsize=None)
+    def pairs(node: Topology, rows: tuple[int, ...]) -> frozenset[tuple[int, int]]:
+        idx = np.array(rows, dtype=int)
+        if node == "last":
+            pos = positive[idx]
+            return frozenset((int((~left[idx] & pos).sum()), int((left[idx] & ~pos).sum()))
+                             for left in lefts)
+        _, left_child, right_child = node
+        result = set()
+        for left in lefts:
+            left_pairs = pairs(left_child, tuple(idx[left[idx]]))
+            right_pairs = pairs(right_child, tuple(idx[~left[idx]]))
+            result |= {(tp1 + tp2, tn1 + tn2)
+                       for (tp1, tn1), (tp2, tn2) in itertools.product(left_pairs, right_pairs)}
+        return frozenset(result)
+
+    return set(pairs(topology, tuple(range(len(positive)))))
+
+
+def random_instance(seed: int, n_rows: int, n_values: list[int], ordinal_share: float = 0.0
+                    ) -> tuple[np.ndarray, np.ndarray, list[bool]]:
+    """Random (values, positive, ordinal): uniform values per group, labels with both classes
+    present, and each group ordinal with probability ``ordinal_share``."""
+    rng = np.random.default_rng(seed)
+    values = np.column_stack([rng.integers(0, n, n_rows) for n in n_values])
+    positive = rng.random(n_rows) < 0.5
+    positive[:2] = [True, False]
+    ordinal = [bool(flag) for flag in rng.random(len(n_values)) < ordinal_share]
+    return values, positive, ordinal

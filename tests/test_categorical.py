@@ -1,0 +1,419 @@
+"""Günlük et al.'s categorical trees (``odtk.solve("categorical", ...)``) against the
+exhaustive oracle in ``subset_trees.py``.
+
+Each random instance becomes a DataFrame a user would pass: a categorical group is a column
+of strings ``v0, v1, ...``, an ordinal group an integer column ``10, 20, ...`` (few distinct
+values, so the one-hot encoder gives one bin per value, in order), and the class column
+``y`` holds ``bad`` (the positive class, which sorts first, so ``positive_class`` matters)
+or ``good``. The oracle enumerates every tree of the topology; the MILP must match it
+whatever the improvement switches, and its trees must predict, print and save in the
+user's own vocabulary.
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from functools import lru_cache
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from sklearn.tree import DecisionTreeClassifier
+
+import odtk
+from odtk.cli import main
+from odtk.datasets import Dataset, FeatureEncoder, from_dataframe, read_csv
+from odtk.exceptions import ConfigError, DataError, SkeletonError, SolveError
+from odtk.models import TrainedModel
+
+from subset_trees import best_score, random_instance, rate_frontier
+
+POS, NEG = "bad", "good"
+D2 = ("node", "last", "last")
+ORACLE_TOPOLOGY = {"depth-2": D2, "depth-2.5": ("node", D2, "last"),
+                   "imbalanced": ("node", "last", ("node", "last", D2))}
+ALL_OFF = {"inequalities": "weak", "anchors": "off", "projection": "off", "integrality": "full"}
+
+# --------------------------------------------------------------------------- helpers
+@dataclass(frozen=True)
+class Instance:
+    """Oracle data (values, positive, ordinal, n_values) and the same rows as a DataFrame."""
+
+    values: np.ndarray
+    positive: np.ndarray
+    ordinal: list[bool]
+    n_values: list[int]
+    frame: pd.DataFrame
+
+    @property
+    def features(self) -> pd.DataFrame:
+        return self.frame.drop(columns="y")
+
+    @property
+    def dataset(self) -> Dataset:
+        return from_dataframe(self.frame, "y")
+
+
+def make_instance(values: np.ndarray, positive: np.ndarray, ordinal: list[bool],
+                  frame: pd.DataFrame | None = None) -> Instance:
+    """Values renumbered to those present (the encoder has a column or bin only for these);
+    ``frame`` defaults to groups ``g0, g1, ...`` of strings ``v<k>`` or integers ``10·(k+1)``."""
+    values = np.column_stack([np.unique(column, return_inverse=True)[1] for column in values.T])
+    if frame is None:
+        frame = pd.DataFrame({f"g{g}": 10 * (values[:, g] + 1) if flag else [f"v{k}" for k in values[:, g]]
+                              for g, flag in enumerate(ordinal)})
+        frame["y"] = np.where(positive, POS, NEG)
+    instance = Instance(values, np.asarray(positive, dtype=bool), list(ordinal),
+                        [int(column.max()) + 1 for column in values.T], frame)
+    encoder = FeatureEncoder(mode="onehot").fit(instance.dataset)
+    assert [len(columns) for columns in encoder.groups_.values()] == instance.n_values
+    assert [kind == "numeric" for kind in encoder.kinds_.values()] == instance.ordinal
+    return instance
+
+
+@lru_cache(maxsize=None)
+def random_case(seed: int, rows: int | None = None, n_values: tuple = (), ordinal_share: float | None = None
+                ) -> Instance:
+    """Seeded instance: 20–34 rows, 3 groups of 2–4 values; for odd seeds each group is
+    ordinal with probability 0.6 (seeds 1, 3 and 7 get some)."""
+    rows = rows or 20 + 2 * seed
+    n_values = list(n_values) or [2 + (seed + g) % 3 for g in range(3)]
+    share = (0.0 if seed % 2 == 0 else 0.6) if ordinal_share is None else ordinal_share
+    return make_instance(*random_instance(seed, rows, n_values, share))
+
+
+def solve(data, skeleton="depth-2", positive_class=POS, **options) -> odtk.SolveResult:
+    data = data.dataset if isinstance(data, Instance) else data
+    result = odtk.solve("categorical", data, skeleton=skeleton, positive_class=positive_class, **options)
+    assert result.optimal
+    return result
+
+
+def oracle(instance: Instance, skeleton="depth-2", positive_class=POS, class_weight=1.0,
+           max_card=None, proper_subsets="off", numeric="ordinal", **_improvements) -> float:
+    """The best TP + C·TN over all trees of the topology, with odtk's options translated."""
+    topology = ORACLE_TOPOLOGY.get(skeleton, skeleton)
+    positive = instance.positive if positive_class == POS else ~instance.positive
+    ordinal = instance.ordinal if numeric == "ordinal" else [False] * len(instance.ordinal)
+    return best_score(instance.values, positive, topology, instance.n_values, ordinal, C=class_weight,
+                      max_card=max_card, proper=proper_subsets == "on")
+
+
+def weighted_correct(predicted, truth, class_weight=1.0, positive_class=POS) -> float:
+    predicted, truth = np.asarray(predicted, dtype=object), np.asarray(truth, dtype=object)
+    correct = predicted == truth
+    return float(correct[truth == positive_class].sum() + class_weight * correct[truth != positive_class].sum())
+
+
+def rates(predicted, truth) -> tuple[float, float]:
+    """(sensitivity, specificity) of predictions against the true labels, POS positive."""
+    predicted, truth = np.asarray(predicted, dtype=object), np.asarray(truth, dtype=object)
+    return float(np.mean(predicted[truth == POS] == POS)), float(np.mean(predicted[truth == NEG] == NEG))
+
+
+def tree_topology(spec) -> nx.DiGraph:
+    """An oracle topology as a user's DiGraph with string node names and side='left'/'right'."""
+    graph, counter = nx.DiGraph(), iter(range(100))
+
+    def add(node, name):
+        below = ("leaf", "leaf") if node == "last" else node[1:]
+        for side, child in zip(("left", "right"), below):
+            child_name = f"n{next(counter)}"
+            graph.add_edge(name, child_name, side=side)
+            if child != "leaf":
+                add(child, child_name)
+
+    add(spec, "root")
+    return graph
+
+
+def groups_in_tree(model: TrainedModel) -> set[str]:
+    """The features the tree's nodes test."""
+    group_of = {j: name for name, columns in model.encoder.groups_.items() for j in columns}
+    return {group_of[j] for _, subset in model.graph.graph.nodes(data="subset") if subset for j in subset}
+
+
+def depth_of(topology) -> int:
+    """Split levels of an oracle topology (odtk's depth)."""
+    return 1 if topology == "last" else 1 + max(depth_of(topology[1]), depth_of(topology[2]))
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    """``python -m odtk`` as a user runs it."""
+    return subprocess.run([sys.executable, "-m", "odtk", *args], capture_output=True, text=True,
+                          env=dict(os.environ), timeout=300)
+
+
+def assert_one_line_error(run: subprocess.CompletedProcess, *words: str) -> None:
+    assert run.returncode == 1, run.stdout + run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("odtk: error: "), run.stderr
+    assert "Traceback" not in run.stderr
+    for word in words:
+        assert word in lines[0]
+
+
+# Colour and size decide the class together; a perfect depth-2 tree must test both.
+COLOUR_SIZE = pd.DataFrame(
+    [("red", 1, NEG), ("red", 2, POS), ("red", 3, POS), ("green", 1, POS), ("green", 2, NEG),
+     ("green", 3, NEG), ("blue", 1, POS), ("blue", 2, NEG), ("blue", 3, NEG), ("red", 3, POS),
+     ("blue", 1, POS), ("green", 2, NEG)], columns=["colour", "size", "y"])
+COLOUR_SIZE_INSTANCE = make_instance(
+    np.column_stack([COLOUR_SIZE["colour"].map({"blue": 0, "green": 1, "red": 2}), COLOUR_SIZE["size"] - 1]),
+    (COLOUR_SIZE["y"] == POS).to_numpy(), [False, True], COLOUR_SIZE)
+
+
+# --------------------------------------------------------------------------- optimum = oracle
+@pytest.mark.parametrize("improvements", [pytest.param({}, id="all-on"), pytest.param(ALL_OFF, id="all-off")])
+@pytest.mark.parametrize("seed", range(8))
+def test_improvements_change_speed_never_the_optimum(seed, improvements):
+    instance = random_case(seed)
+    assert solve(instance, **improvements).objective == oracle(instance)
+
+
+@pytest.mark.parametrize("switch", sorted(ALL_OFF))
+@pytest.mark.parametrize("seed", [3, 6])
+def test_each_improvement_switched_off_alone_keeps_the_optimum(seed, switch):
+    instance = random_case(seed)
+    assert solve(instance, **{switch: ALL_OFF[switch]}).objective == oracle(instance)
+
+
+@pytest.mark.parametrize("seed,options", [
+    pytest.param(0, {"class_weight": 0.5}, id="C=0.5"),
+    pytest.param(3, {"class_weight": 2.5}, id="C=2.5-ordinal"),
+    pytest.param(3, {"class_weight": 2.5, "positive_class": NEG}, id="C=2.5-positive-good"),
+    pytest.param(0, {"max_card": 1, "anchors": "off"}, id="max_card=1-anchors-off"),
+    pytest.param(3, {"max_card": 1, "anchors": "off"}, id="max_card=1-anchors-off-ordinal"),
+    pytest.param(0, {"max_card": 1}, id="max_card=1-defaults"),
+    pytest.param(2, {"proper_subsets": "on"}, id="proper"),
+    pytest.param(7, {"proper_subsets": "on", **ALL_OFF}, id="proper-ordinal-all-off"),
+    pytest.param(3, {"numeric": "categorical"}, id="numeric-categorical"),
+    pytest.param(7, {"numeric": "categorical", **ALL_OFF}, id="numeric-categorical-all-off"),
+])
+def test_extensions_reach_the_oracle_optimum(seed, options):
+    instance = random_case(seed)
+    assert solve(instance, **options).objective == oracle(instance, **options)
+
+
+def test_numeric_as_categorical_can_beat_ordered_bins():
+    """Unordered bins allow more tests, so on this instance the optimum differs: the
+    ``numeric`` switch really changes the model."""
+    instance = random_case(3)
+    assert solve(instance, numeric="categorical").objective > solve(instance).objective
+
+
+FOUR_ROWS_CATEGORICAL = (["v0", "v2", "v1", "v1"], [POS, NEG, NEG, NEG])
+FOUR_ROWS_ORDINAL = ([10, 30, 40, 20], [POS, NEG, POS, POS])
+
+
+@pytest.mark.parametrize("rows,max_card,options,optimum", [
+    pytest.param(FOUR_ROWS_CATEGORICAL, 1, {"anchors": "off"}, 4, id="categorical-anchors-off"),
+    pytest.param(FOUR_ROWS_CATEGORICAL, 1, {}, 4, id="categorical"),
+    pytest.param(FOUR_ROWS_ORDINAL, 2, {"integrality": "full"}, 4, id="ordinal"),
+    pytest.param(FOUR_ROWS_ORDINAL, 2, {"integrality": "full", "anchors": "off"}, 4, id="ordinal-anchors-off"),
+    pytest.param(([30, 20, 20, 10], [POS, NEG, NEG, NEG]), 1, {}, 2, id="ordinal-relaxed"),
+])
+def test_max_card_on_four_rows(rows, max_card, options, optimum):
+    """One group, four rows: the optimum is checked by hand. E.g. categorical: v2 left to a
+    negative leaf, then v1 left (negative) and v0 right (positive): all four right. Its mirror
+    image (v0 and v1 left) breaks max_card, which is why anchors must not apply here.
+    Ordinal: 40 left at the root, then '> 25' left."""
+    column, labels = rows
+    frame = pd.DataFrame({"g0": column, "y": labels})
+    ordinal = [pd.api.types.is_numeric_dtype(frame["g0"])]
+    values = np.unique(column, return_inverse=True)[1][:, None]
+    instance = make_instance(values, frame["y"].to_numpy() == POS, ordinal, frame)
+    assert oracle(instance, max_card=max_card) == optimum
+    assert solve(instance, max_card=max_card, **options).objective == optimum
+
+
+MIRRORED_2_5 = ("node", "last", D2)
+
+
+@pytest.mark.parametrize("skeleton,case,options", [
+    pytest.param("depth-2.5", (0,), {"anchors": "off"}, id="depth-2.5-anchors-off"),
+    pytest.param("depth-2.5", (0,), {}, id="depth-2.5-defaults"),
+    pytest.param("imbalanced", (11, 18, (3, 3, 3), 0.0), {}, id="imbalanced"),
+    pytest.param("imbalanced", (11, 18, (3, 3, 3), 0.0), ALL_OFF, id="imbalanced-all-off"),
+    pytest.param("imbalanced", (3,), {"anchors": "off"}, id="imbalanced-ordinal"),
+    pytest.param(MIRRORED_2_5, (1,), {}, id="digraph-ordinal"),
+    pytest.param(MIRRORED_2_5, (0,), {"anchors": "off"}, id="digraph-anchors-off"),
+])
+def test_other_topologies_reach_the_oracle_optimum(skeleton, case, options):
+    instance = random_case(*case)
+    given = skeleton if isinstance(skeleton, str) else tree_topology(skeleton)
+    result = solve(instance, skeleton=given, **options)
+    assert result.objective == oracle(instance, skeleton=skeleton, **options)
+    assert result.hyperparameters["depth"] == depth_of(ORACLE_TOPOLOGY.get(skeleton, skeleton))
+
+
+# --------------------------------------------------------------------------- predictions on raw data
+@pytest.mark.parametrize("seed,class_weight", [(1, 1.0), (2, 3.0)])
+def test_predictions_on_raw_data_reproduce_the_objective(tmp_path, seed, class_weight):
+    instance = random_case(seed)
+    result = solve(instance, class_weight=class_weight)
+    truth = instance.frame["y"]
+    expected = weighted_correct(result.model.predict(instance.features), truth, class_weight)
+    assert result.objective == expected == oracle(instance, class_weight=class_weight)
+
+    result.model.save(tmp_path / "model.json")
+    loaded = TrainedModel.load(tmp_path / "model.json")
+    assert list(loaded.predict(instance.features)) == list(result.model.predict(instance.features))
+
+    instance.frame.to_csv(tmp_path / "rows.csv", index=False)
+    from_file = read_csv(tmp_path / "rows.csv")
+    assert weighted_correct(loaded.predict(from_file.drop(columns="y")), from_file["y"], class_weight) == expected
+
+
+def test_unseen_category_goes_right():
+    """A value never seen in training fails every subset test, so the row ends in the
+    rightmost leaf, which is positive."""
+    instance = random_case(0)  # three categorical groups
+    model = solve(instance).model
+    unseen = instance.features.iloc[:3].copy()
+    unseen[:] = "never-seen"
+    assert groups_in_tree(model)  # a tree with tests, not a lone leaf
+    assert list(model.predict(unseen)) == [POS] * 3
+
+
+# --------------------------------------------------------------------------- display
+def test_text_and_dot_use_the_original_vocabulary():
+    result = solve(COLOUR_SIZE_INSTANCE)
+    assert result.objective == len(COLOUR_SIZE) == oracle(COLOUR_SIZE_INSTANCE)  # perfect tree
+    features = COLOUR_SIZE.drop(columns="y")
+    graph = result.model.graph
+    dot = graph.to_dot(graph.sample_counts(result.model.encoder.transform(features)), result.model.encoder)
+    for shown in (result.model.to_text(features), dot):
+        assert re.search(r"colour (= (red|green|blue)|in \{(red|green|blue)(, (red|green|blue))+\}) \?", shown), shown
+        assert re.search(r"size (<=|>) 1\.5 \?", shown), shown
+        assert "colour=" not in shown and "size<=" not in shown  # not the one-hot column names
+        assert f"predict {POS}" in shown and f"predict {NEG}" in shown
+
+
+def test_cli_prints_saves_and_draws_the_tree(tmp_path):
+    COLOUR_SIZE.assign(size=COLOUR_SIZE["size"] * 10).to_csv(tmp_path / "train.csv", index=False)
+    run = CliRunner().invoke(main, [
+        "solve", "--model", "categorical", "--csv", str(tmp_path / "train.csv"), "--target", "y",
+        "--categorical", "size", "--skeleton", "depth-2", "--positive-class", POS,
+        "--class-weight", "2", "--output", str(tmp_path / "m.json"), "--dot", str(tmp_path / "t.dot")])
+    assert run.exit_code == 0, run.output
+    assert "status      optimal" in run.stdout
+    assert re.search(r"objective\s+18\b", run.stdout)  # 6 positives + 2 · 6 negatives, all right
+    dot = (tmp_path / "t.dot").read_text()
+    for shown in (run.stdout, dot):  # size declared categorical: value sets, not thresholds
+        assert re.search(r"size (= \d0|in \{\d0, \d0\}) \?", shown), shown
+    assert "sensitivity 1" in run.stdout and "specificity 1" in run.stdout
+    predicted = CliRunner().invoke(main, ["predict", "--model-file", str(tmp_path / "m.json"),
+                                          "--csv", str(tmp_path / "train.csv")])
+    assert predicted.exit_code == 0 and predicted.stdout.split() == list(COLOUR_SIZE["y"])
+
+
+# --------------------------------------------------------------------------- sensitivity / specificity
+@pytest.mark.parametrize("rate,min_rate", [("sensitivity", 0.8), ("specificity", 0.7), ("sensitivity", 1.0)])
+@pytest.mark.parametrize("seed", [0, 3])
+def test_best_rate_subject_to_the_other_rate(seed, rate, min_rate):
+    instance = random_case(seed)
+    result = solve(instance, rate=rate, min_rate=min_rate)
+    sensitivity, specificity = rates(result.model.predict(instance.features), instance.frame["y"])
+    n_pos, n_neg = int(instance.positive.sum()), int((~instance.positive).sum())
+    frontier = rate_frontier(instance.values, instance.positive, D2, instance.n_values, instance.ordinal)
+    if rate == "sensitivity":
+        assert round(specificity * n_neg) >= math.ceil(min_rate * n_neg)
+        best = max(tp for tp, tn in frontier if tn >= math.ceil(min_rate * n_neg)) / n_pos
+    else:
+        assert round(sensitivity * n_pos) >= math.ceil(min_rate * n_pos)
+        best = max(tn for tp, tn in frontier if tp >= math.ceil(min_rate * n_pos)) / n_neg
+    achieved = sensitivity if rate == "sensitivity" else specificity
+    assert result.objective == pytest.approx(best, abs=1e-9) and achieved == pytest.approx(best, abs=1e-9)
+    step = result.steps["milp"]
+    assert step["sensitivity"] == pytest.approx(sensitivity) and step["specificity"] == pytest.approx(specificity)
+
+
+UNATTAINABLE = {"rate": "sensitivity", "min_rate": 1.0, "max_card": 1, "proper_subsets": "on"}
+
+
+def test_unattainable_rate_is_a_solve_error_naming_min_rate(tmp_path):
+    frontier = rate_frontier(COLOUR_SIZE_INSTANCE.values, COLOUR_SIZE_INSTANCE.positive, D2,
+                             COLOUR_SIZE_INSTANCE.n_values, COLOUR_SIZE_INSTANCE.ordinal, max_card=1, proper=True)
+    assert max(tn for _, tn in frontier) < (~COLOUR_SIZE_INSTANCE.positive).sum()  # specificity 1 unreachable
+    with pytest.raises(SolveError, match="min_rate") as raised:
+        odtk.solve("categorical", COLOUR_SIZE_INSTANCE.dataset, depth=2, positive_class=POS, **UNATTAINABLE)
+    assert "\n" not in str(raised.value)
+
+    COLOUR_SIZE.to_csv(tmp_path / "train.csv", index=False)
+    assert_one_line_error(run_cli(
+        "solve", "--model", "categorical", "--csv", str(tmp_path / "train.csv"), "--target", "y",
+        "--depth", "2", "--positive-class", POS, "--rate", "sensitivity", "--min-rate", "1.0",
+        "--max-card", "1", "-o", "proper_subsets=on"), "min_rate")
+
+
+# --------------------------------------------------------------------------- errors
+def _digraph_with_a_lone_leaf() -> nx.DiGraph:
+    graph = tree_topology(D2)
+    graph.remove_nodes_from(list(nx.descendants(graph, "n0")))  # the left split becomes a leaf
+    return graph
+
+
+THREE_CLASSES = COLOUR_SIZE.assign(y=["a", "b", "c"] * 4)
+
+
+@pytest.mark.parametrize("data,options,error,words", [
+    pytest.param(THREE_CLASSES, {"positive_class": None}, ConfigError, "binary", id="three-classes"),
+    pytest.param(THREE_CLASSES, {"positive_class": "a"}, DataError, "two classes", id="three-classes-positive"),
+    pytest.param(COLOUR_SIZE, {"positive_class": "ugly"}, DataError, "positive_class='ugly'", id="no-such-class"),
+    pytest.param(COLOUR_SIZE, {"rate": "sensitivity"}, ConfigError, "min_rate", id="rate-without-min_rate"),
+    pytest.param(COLOUR_SIZE, {"min_rate": 0.5}, ConfigError, "min_rate", id="min_rate-without-rate"),
+    pytest.param(COLOUR_SIZE, {"rate": "specificity", "min_rate": 1.5}, ConfigError, "min_rate", id="min_rate>1"),
+    pytest.param(COLOUR_SIZE, {"rate": "balanced", "min_rate": 0.5}, ConfigError, "rate", id="bad-rate"),
+    pytest.param(COLOUR_SIZE, {"skeleton": "depth-4"}, SkeletonError, "depth-4", id="bad-topology-name"),
+    pytest.param(COLOUR_SIZE, {"skeleton": _digraph_with_a_lone_leaf()}, ConfigError,
+                 "leaf and a decision child", id="digraph-leaf-beside-split"),
+    pytest.param(COLOUR_SIZE, {"max_card": 0}, ConfigError, "max_card", id="max_card=0"),
+])
+def test_bad_input_is_a_one_line_error(data, options, error, words):
+    call = {"skeleton": "depth-2", "positive_class": POS, **options}
+    with pytest.raises(error) as raised:
+        odtk.solve("categorical", data, target="y", **call)
+    assert words in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_cli_rejects_more_than_two_classes(tmp_path):
+    THREE_CLASSES.to_csv(tmp_path / "three.csv", index=False)
+    assert_one_line_error(run_cli("solve", "--model", "categorical", "--csv", str(tmp_path / "three.csv"),
+                                  "--target", "y", "--skeleton", "depth-2"), "binary", "3 classes")
+
+
+# --------------------------------------------------------------------------- solvers, CART, B&B nodes
+@pytest.mark.parametrize("seed", [1, 4])
+def test_every_solver_reaches_the_oracle_optimum(solver, seed):
+    instance = random_case(seed, rows=26)
+    result = solve(instance, solver=solver)
+    assert result.solver == solver
+    assert result.objective == oracle(instance)
+
+
+def test_cart_feature_selection_keeps_to_cart_groups():
+    instance = random_case(5, rows=40, n_values=(4, 3, 4), ordinal_share=0.0)
+    encoder = FeatureEncoder(mode="onehot").fit(instance.dataset)
+    X, y = encoder.transform(instance.dataset), instance.positive.astype(int)
+    used = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y).tree_.feature
+    cart_groups = [g for g, columns in enumerate(encoder.groups_.values()) if set(columns) & set(used[used >= 0])]
+    assert len(cart_groups) < len(encoder.groups_)  # otherwise the selection selects nothing away
+
+    result = solve(instance, feature_selection="cart")
+    assert groups_in_tree(result.model) <= {f"g{g}" for g in cart_groups}
+    only_cart = make_instance(instance.values[:, cart_groups], instance.positive,
+                              [instance.ordinal[g] for g in cart_groups])
+    assert 0 <= result.objective == oracle(only_cart) <= oracle(instance)
+
+
+def test_branch_and_bound_nodes_are_reported():
+    result = solve(random_case(6))
+    nodes = result.steps["milp"]["nodes"]
+    assert isinstance(nodes, int) and nodes >= 0
