@@ -15,7 +15,7 @@ $(VENV)/.odtk-core: pyproject.toml
 	touch $@
 
 $(VENV)/.odtk-test: $(VENV)/.odtk-core
-	$(PIP) install --quiet -e ".[test,cbc,gurobi,cplex,sat]"
+	$(PIP) install --quiet -e ".[test,cbc,gurobi,cplex,sat,experiments]"
 	touch $@
 
 run: $(VENV)/.odtk-core

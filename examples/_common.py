@@ -1,4 +1,4 @@
-"""Helpers shared by the example scripts: splits, accuracies, tuning, CART, table output.
+"""Helpers shared by the example scripts: data, accuracies, tuning, CART, bound checks, tables.
 
 Not a script; ``python examples/<script>.py`` puts this directory on ``sys.path``.
 """
@@ -26,14 +26,19 @@ def quiet() -> None:
     warnings.filterwarnings("ignore", message=".*not proven optimal.*")
 
 
-def load_split(name: str, seed: int, rows: int | None = None,
-               fractions: tuple[float, float, float] = (0.5, 0.25, 0.25)) -> tuple[Dataset, Dataset, Dataset]:
-    """The papers' seeded 50/25/25 split of a bundled dataset, optionally of ``rows`` random rows."""
+def load_rows(name: str, seed: int, rows: int | None = None) -> Dataset:
+    """A bundled dataset, or ``rows`` of its rows drawn at random with ``seed`` (kept in order)."""
     dataset = load_dataset(name)
     if rows is not None and rows < dataset.n_rows:
         chosen = np.random.default_rng(seed).choice(dataset.n_rows, size=rows, replace=False)
         dataset = dataset.subset(np.sort(chosen))
-    return train_val_test_split(dataset, fractions=fractions, seed=seed)
+    return dataset
+
+
+def load_split(name: str, seed: int, rows: int | None = None,
+               fractions: tuple[float, float, float] = (0.5, 0.25, 0.25)) -> tuple[Dataset, Dataset, Dataset]:
+    """The papers' seeded 50/25/25 split of a bundled dataset, optionally of ``rows`` random rows."""
+    return train_val_test_split(load_rows(name, seed, rows), fractions=fractions, seed=seed)
 
 
 def accuracy(result: odtk.SolveResult, data: Dataset) -> float:
@@ -66,18 +71,50 @@ def solve_row(fit: Callable[[], dict]) -> dict:
         return {"status": "error"}
 
 
-def cart(train: Dataset, test: Dataset, depth: int, seed: int) -> tuple[float, int]:
-    """CART baseline of depth ``depth``: (test accuracy, number of splits)."""
-    X_train = pd.get_dummies(train.features)
-    X_test = pd.get_dummies(test.features).reindex(columns=X_train.columns, fill_value=0)
+def one_hot(data: Dataset, like: pd.DataFrame | None = None) -> pd.DataFrame:
+    """``data``'s features for CART: categorical columns (integer-coded too) one-hot, the others
+    as they are; with ``like``, reindexed to its columns (unseen values all zero)."""
+    categorical = [column for column, kind in data.kinds.items() if kind == "categorical"]
+    frame = pd.get_dummies(data.features, columns=categorical)
+    return frame if like is None else frame.reindex(columns=like.columns, fill_value=0)
+
+
+def cart_scores(train: Dataset, evaluated: Sequence[Dataset], depth: int, seed: int) -> tuple[list[float], int]:
+    """CART of depth ``depth`` fitted on ``train``: (its accuracy on each of ``evaluated``, number of splits)."""
+    X_train = one_hot(train)
     tree = DecisionTreeClassifier(max_depth=depth, random_state=seed).fit(X_train, train.target)
     splits = int(tree.tree_.node_count - tree.get_n_leaves())
-    return float(tree.score(X_test, test.target)), splits
+    return [float(tree.score(one_hot(data, X_train), data.target)) for data in evaluated], splits
+
+
+def cart(train: Dataset, test: Dataset, depth: int, seed: int) -> tuple[float, int]:
+    """CART baseline of depth ``depth``: (test accuracy, number of splits)."""
+    (test_accuracy,), splits = cart_scores(train, [test], depth, seed)
+    return test_accuracy, splits
 
 
 def gap(result: odtk.SolveResult) -> float:
     """Relative gap, NaN when the solver gave no bound."""
     return math.nan if result.gap is None else round(result.gap, 4)
+
+
+def proven_bound(result: odtk.SolveResult) -> float:
+    """The bound ``result`` proves on its objective (a maximisation): the solver's bound, else
+    the objective of a proven optimum, else +inf (nothing proven)."""
+    if result.bound is not None:
+        return result.bound
+    return result.objective if result.optimal else math.inf
+
+
+def contradicted(runs: Sequence[tuple[float, float]]) -> list[bool]:
+    """Runs of several methods on one maximisation as (objective, proven bound) pairs: True for
+    each run whose bound (its optimum, if proven) lies below an objective some run reached.
+    A proven optimum that differs from another is contradicted. Slack: HiGHS's relative gap 1e-4."""
+    if not runs:
+        return []
+    best = max(objective for objective, _ in runs)
+    slack = 1e-4 * max(1.0, abs(best))
+    return [bound < best - slack for _, bound in runs]
 
 
 def print_table(rows: list[dict], title: str) -> None:

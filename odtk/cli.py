@@ -1,4 +1,4 @@
-"""The ``odtk`` command line: solve, predict, datasets, solvers.
+"""The ``odtk`` command line: solve, predict, datasets, solvers, experiment.
 
 Every error odtk raises on purpose becomes one line on stderr and exit code 1;
 ``--debug`` shows the traceback instead.
@@ -236,7 +236,9 @@ def experiment_run(grid_file: str, db: str | None, jobs: int, executor: str, sch
                    retry_failed: bool) -> None:
     """Run every pending run of GRID_FILE and record it in the results database."""
     from odtk.experiments import ResultStore, load_grid, run_campaign
+    from odtk.experiments.runner import check_executor
 
+    check_executor(executor, scheduler, jobs)
     grid = load_grid(grid_file)
     store = ResultStore(db or Path(grid_file).with_suffix(".sqlite"))
     with ExitStack() as bars:

@@ -69,7 +69,55 @@ def test_odd_fairness() -> None:
     assert all(math.isfinite(float(row["time_s"])) for row in rows)
 
 
-@pytest.mark.parametrize("script", ["flowoct_paper.py", "odd_paper.py", "odd_fairness.py"])
+def test_flowoct_profiles() -> None:
+    rows = run_script("flowoct_profiles.py", "--datasets", "flowoct/monk3", "--depths", "2", "--rows", "30",
+                      "--marks", "1", "--time-limit", "10")
+    assert [row["method"] for row in rows] == ["FlowOCT", "BendersOCT", "OCT", "BinOCT"]
+    for row in rows:
+        assert row["instances"] == "1" and row["paper_n"] == "5"
+        assert int(row["in_1s"]) <= int(row["in_10s"]) <= int(row["optimal"]) <= 1
+        assert int(row["paper_1s"]) <= int(row["paper_10s"]) <= int(row["paper_opt"]) <= 5
+        assert row["agree"] == "yes"  # proven optima agree across the four formulations
+    assert rows[0]["optimal"] == "1"  # FlowOCT proves 30 rows at depth 2 in seconds
+
+
+def test_cp_paper() -> None:
+    rows = run_script("cp_paper.py", "--datasets", "binary/zoo-1", "binary/hepatitis", "--depths", "2",
+                      "--time-limit", "3")
+    assert [(row["dataset"], row["depth"]) for row in rows] == [("binary/zoo-1", "2"), ("binary/hepatitis", "2")]
+    for row in rows:
+        assert row["cp_status"] == "optimal" and row["agree"] == "yes"
+        for method in ("flowoct", "binoct"):  # no MILP tree beats the proven CP optimum
+            assert row[f"{method}_status"] in ("optimal", "time_limit", "error")
+            assert row[f"{method}_err"] == "-" or int(row[f"{method}_err"]) >= int(row["cp_err"])
+    assert rows[0]["cp_err"] == "0"  # zoo-1 is separable at depth 2
+
+
+def test_sat_paper() -> None:
+    rows = run_script("sat_paper.py", "--datasets", "iris", "monk1", "--splits", "0", "1")
+    assert [row["dataset"] for row in rows] == ["iris", "monk1"]
+    for row in rows:
+        assert row["splits"] == row["proven"] == "2" and row["consistent"] == "yes"
+        depth, nodes = float(row["k"]), float(row["n"])
+        assert nodes >= 2 * depth + 1 and float(row["depth_expl"]) <= float(row["S"])
+    assert float(rows[0]["k"]) == float(rows[0]["paper_k"]) == 3  # DT_depth's k for iris is the paper's
+
+
+def test_categorical_paper() -> None:
+    rows = run_script("categorical_paper.py", "--datasets", "flowoct/monk1-categorical", "--time-limit", "30")
+    assert [row["method"] for row in rows] == ["combinatorial", "simple", "CART"]
+    combinatorial, simple, cart = rows
+    for row in rows:
+        share(row["train_acc"])
+        share(row["test_acc"])
+        assert row["paper_acc"] == "-"
+    assert combinatorial["status"] == simple["status"] == "optimal"
+    # subset tests include the one-value tests of the simple trees and of CART's depth-2 tree on one-hot data
+    assert float(combinatorial["train_acc"]) >= max(float(simple["train_acc"]), float(cart["train_acc"]))
+
+
+@pytest.mark.parametrize("script", ["flowoct_paper.py", "odd_paper.py", "odd_fairness.py", "flowoct_profiles.py",
+                                    "cp_paper.py", "sat_paper.py", "categorical_paper.py"])
 def test_help(script: str) -> None:
     done = subprocess.run([sys.executable, str(EXAMPLES / script), "--help"], capture_output=True, text=True,
                           timeout=60)

@@ -1,0 +1,212 @@
+"""Experiment grids: a YAML file naming datasets, methods, hyper-parameters, seeds and solvers,
+validated with one-line errors and expanded into runs with stable ids.
+
+A grid file::
+
+    name: trees-small
+    datasets: [flowoct/monk1, {name: binary/hepatitis, rows: 80}]
+    seeds: [0, 1]
+    split: [0.5, 0.25, 0.25]          # train, validation, test
+    solvers: [highs, cbc]
+    time_limit: 10                    # seconds per solve
+    threads: 1
+    guard: 60                         # seconds beyond the time limit before a run is killed
+    methods:
+      - {model: flowoct, depth: [1, 2], options: {lam: [0, 0.1]}}
+      - {model: cp, depth: [1, 2]}    # odtk's own search: no MILP solver
+      - {model: odd, skeleton: [1-2], options: {alpha: [0.01, 0.1]}, settings: {heuristic_time: 1}}
+    selection: {keep: [depth], retrain: true}
+
+Lists are tried in every combination. A method's ``solvers`` / ``time_limit`` override the
+grid's; ``settings`` are fixed ``odtk.solve`` arguments (not tuned). ``selection``: per
+dataset, seed, method and solver (and the fields in ``keep``), the setting with the best
+validation accuracy is chosen and, with ``retrain``, trained again on train + validation.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from odtk import api
+from odtk.datasets import load_dataset
+from odtk.exceptions import ConfigError, OdtkError
+from odtk.solvers import get_spec
+
+GRID_KEYS = {"name", "datasets", "seeds", "split", "solvers", "time_limit", "threads", "guard",
+             "methods", "selection"}
+METHOD_KEYS = {"model", "depth", "skeleton", "options", "settings", "solvers", "time_limit"}
+SETTINGS = {"strategy", "heuristic_time", "positive_class", "thresholds", "max_thresholds"}
+SELECTION_KEYS = {"keep", "retrain"}
+KEEPABLE = ("depth", "skeleton")
+IDENTITY = ("phase", "dataset", "rows", "seed", "split", "method", "solver", "depth", "skeleton",
+            "options", "settings", "time_limit", "threads")  # what makes two runs the same run
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A validated grid: its name, runs (grid phase) and the selection rule."""
+
+    name: str
+    runs: list[dict[str, Any]]
+    keep: tuple[str, ...]
+    retrain: bool
+
+
+def load_grid(path: str | Path) -> Grid:
+    """Read, validate and expand a grid file; every problem is a one-line ConfigError."""
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"Grid file {path} not found; check the path.") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"Cannot read grid file {path}: {exc}.") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"Grid file {path} is not valid YAML: {' '.join(str(exc).split())[:200]}.") from None
+    return parse_grid(raw, str(path))
+
+
+def parse_grid(raw: Any, source: str = "grid") -> Grid:
+    """Validate the grid mapping ``raw`` (as read from YAML) and expand it into runs."""
+    spec = _mapping(raw, source, GRID_KEYS, required=("name", "datasets", "methods"))
+    name = _text(spec["name"], f"{source}: name")
+    seeds = [_whole(s, f"{source}: seeds", 0) for s in _listed(spec.get("seeds", [0]), f"{source}: seeds")]
+    split = _split(spec.get("split", [0.5, 0.25, 0.25]), source)
+    common = {
+        "solvers": _solvers(spec.get("solvers", ["highs"]), f"{source}: solvers"),
+        "time_limit": _seconds(spec.get("time_limit", 60), f"{source}: time_limit"),
+        "threads": _whole(spec.get("threads", 1), f"{source}: threads", 1),
+        "guard": _seconds(spec.get("guard", 60), f"{source}: guard"),
+    }
+    datasets = [_dataset(entry, source) for entry in _listed(spec["datasets"], f"{source}: datasets")]
+    methods = [_method(entry, f"{source}: methods[{k}]", common)
+               for k, entry in enumerate(_listed(spec["methods"], f"{source}: methods"))]
+    selection = _mapping(spec.get("selection", {}), f"{source}: selection", SELECTION_KEYS)
+    keep = selection.get("keep", [])
+    keep = tuple(keep if isinstance(keep, list) else [keep])
+    if not set(keep) <= set(KEEPABLE):
+        raise ConfigError(f"{source}: selection.keep may hold {', '.join(KEEPABLE)}; got {list(keep)}.")
+    retrain = selection.get("retrain", True)
+    if not isinstance(retrain, bool):
+        raise ConfigError(f"{source}: selection.retrain must be true or false, got {retrain!r}.")
+    runs = [finish_run({"phase": "grid", "campaign": name, "dataset": dataset, "rows": rows,
+                        "seed": seed, "split": split, **setting})
+            for (dataset, rows), seed, method in itertools.product(datasets, seeds, methods)
+            for setting in method]
+    return Grid(name, runs, keep, retrain)
+
+
+def finish_run(run: dict[str, Any]) -> dict[str, Any]:
+    """``run`` with its id: a hash of the parameters that make it the same run."""
+    identity = json.dumps({key: run.get(key) for key in IDENTITY}, sort_keys=True)
+    return {**run, "id": hashlib.sha256(identity.encode()).hexdigest()[:16]}
+
+
+def _method(raw: Any, where: str, common: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every setting (shape × options × solver) of one method entry."""
+    spec = _mapping(raw, where, METHOD_KEYS, required=("model",))
+    model = spec["model"]
+    if model not in api.available_models():
+        raise ConfigError(f"{where}: unknown model {model!r}; known: {', '.join(api.available_models())}.")
+    depths = [_whole(d, f"{where}: depth", 0) for d in _listed(spec.get("depth", [None]), f"{where}: depth")
+              if d is not None] or [None]
+    skeletons = [str(s) for s in _listed(spec.get("skeleton", [None]), f"{where}: skeleton")
+                 if s is not None] or [None]
+    options = _mapping(spec.get("options", {}), f"{where}: options", None)
+    settings = _mapping(spec.get("settings", {}), f"{where}: settings", SETTINGS)
+    names = sorted(options)
+    combos = [dict(zip(names, values)) for values in
+              itertools.product(*(_listed(options[n], f"{where}: options.{n}") for n in names))]
+    for combo in combos:
+        try:
+            api.check_options(model, combo)
+        except OdtkError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+    solvers = (_solvers(spec["solvers"], f"{where}: solvers") if "solvers" in spec
+               else common["solvers"] if model in api.FORMULATIONS else [None])
+    time_limit = _seconds(spec.get("time_limit", common["time_limit"]), f"{where}: time_limit")
+    return [{"method": model, "solver": solver, "depth": depth, "skeleton": skeleton,
+             "options": combo, "settings": settings, "time_limit": time_limit,
+             "threads": common["threads"], "guard": common["guard"]}
+            for depth, skeleton, combo, solver in itertools.product(depths, skeletons, combos, solvers)]
+
+
+def _dataset(entry: Any, source: str) -> tuple[str, int | None]:
+    if isinstance(entry, str):
+        entry = {"name": entry}
+    spec = _mapping(entry, f"{source}: datasets", {"name", "rows"}, required=("name",))
+    try:
+        dataset = load_dataset(_text(spec["name"], f"{source}: datasets"))
+    except OdtkError as exc:
+        raise ConfigError(f"{source}: datasets: {exc}") from None
+    rows = spec.get("rows")
+    if rows is not None:
+        rows = _whole(rows, f"{source}: datasets.{dataset.name}.rows", 4)
+    return dataset.name, rows
+
+
+def _solvers(raw: Any, where: str) -> list[str]:
+    names = [_text(s, where) for s in _listed(raw, where)]
+    for name in names:
+        try:
+            get_spec(name)
+        except OdtkError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+    return names
+
+
+def _split(raw: Any, source: str) -> list[float]:
+    values = _listed(raw, f"{source}: split")
+    if (len(values) != 3 or not all(_is_number(v) for v in values) or values[0] <= 0 or values[2] <= 0
+            or values[1] < 0 or not math.isclose(sum(values), 1.0)):
+        raise ConfigError(f"{source}: split must be [train, validation, test] fractions summing to 1 "
+                          f"with train and test > 0, got {raw!r}.")
+    return [float(v) for v in values]
+
+
+def _mapping(raw: Any, where: str, allowed: set[str] | None, required: tuple[str, ...] = ()) -> dict:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where} must be a mapping (key: value), got {type(raw).__name__}.")
+    unknown = sorted(set(map(str, raw)) - allowed) if allowed is not None else []
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}.")
+    missing = [key for key in required if key not in raw]
+    if missing:
+        raise ConfigError(f"{where}: missing {', '.join(missing)}.")
+    return raw
+
+
+def _listed(raw: Any, where: str) -> list:
+    values = raw if isinstance(raw, list) else [raw]
+    if not values:
+        raise ConfigError(f"{where} is empty; give at least one value.")
+    return values
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _whole(value: Any, where: str, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ConfigError(f"{where} must be a whole number ≥ {low}, got {value!r}.")
+    return value
+
+
+def _seconds(value: Any, where: str) -> float:
+    if not _is_number(value) or value <= 0:
+        raise ConfigError(f"{where} must be a positive number of seconds, got {value!r}.")
+    return float(value)
+
+
+def _text(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where} must be a non-empty string, got {value!r}.")
+    return value

@@ -1,0 +1,189 @@
+"""Running a campaign: every run in its own process, locally or on a Dask cluster, recorded
+in the results database as it finishes.
+
+A run that crashes, hangs past its guard (the solver's time limit plus ``guard`` seconds) or
+raises is recorded as failed with the reason, and the campaign goes on. Re-running a grid
+skips the runs already done (and the failed ones unless ``retry_failed``), so a campaign
+killed midway finishes where it stopped.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from odtk.exceptions import ConfigError
+from odtk.experiments.grid import Grid, finish_run
+from odtk.experiments.store import ResultStore
+from odtk.experiments.worker import BOOTSTRAP, now
+
+EXECUTORS = ("local", "dask")
+
+
+@dataclass
+class CampaignReport:
+    """What one ``run_campaign`` call did."""
+
+    planned: int = 0
+    skipped: int = 0
+    done: int = 0
+    failed: int = 0
+
+
+def guard_seconds(run: dict[str, Any]) -> float:
+    """How long a run may take before it is killed: its time limit(s) plus the guard."""
+    return run["time_limit"] + float(run["settings"].get("heuristic_time", 0)) + run["guard"]
+
+
+def run_isolated(run: dict[str, Any]) -> dict[str, Any]:
+    """Run ``run`` in a fresh worker process (see :mod:`odtk.experiments.worker`); always
+    returns a row. The worker's temporary files live in a folder removed afterwards, also
+    when the guard had to kill it."""
+    limit, started = guard_seconds(run), now()
+    with tempfile.TemporaryDirectory(prefix="odtk-run-") as folder:
+        result = Path(folder, "row.json")
+        process = subprocess.Popen([sys.executable, "-c", BOOTSTRAP, str(result), str(os.getpid())],
+                                   stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE, start_new_session=True, text=True,
+                                   env={**os.environ, "TMPDIR": folder})
+        try:
+            _, errors = process.communicate(json.dumps(run), timeout=limit)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            return _failed(run, started, f"killed: no result within {limit:g} s (time limit "
+                                         f"{run['time_limit']:g} s + guard {run['guard']:g} s)")
+        if result.exists():
+            return json.loads(result.read_text())
+        code = process.returncode
+        cause = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
+        last = (errors or "").strip().splitlines()[-1:] or ["no output"]
+        return _failed(run, started, f"worker process died ({cause}): {last[0][:300]}")
+
+
+def _failed(run: dict[str, Any], started: str | None, message: str) -> dict[str, Any]:
+    return {**run, "status": "failed", "message": message, "started": started, "finished": now()}
+
+
+def _local(runs: list[dict[str, Any]], jobs: int) -> Iterator[dict[str, Any]]:
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [pool.submit(run_isolated, run) for run in runs]
+        for future in as_completed(futures):
+            yield future.result()
+
+
+def _dask_client(scheduler: str):
+    """A connected ``distributed.Client``; ConfigError when Dask is missing or unreachable."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ConfigError('The Dask executor needs dask.distributed: pip install "odtk[experiments]".') from None
+    try:
+        return Client(scheduler, timeout=30)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise ConfigError(f"Cannot reach the Dask scheduler at {scheduler!r} ({exc}); check --scheduler.") from None
+
+
+def _dask(runs: list[dict[str, Any]], scheduler: str) -> Iterator[dict[str, Any]]:
+    from distributed import as_completed as dask_completed
+
+    with _dask_client(scheduler) as client:
+        futures = {client.submit(run_isolated, run, key=f"odtk-run-{run['id']}", pure=False): run
+                   for run in runs}
+        for future in dask_completed(futures):
+            try:
+                yield future.result()
+            except Exception as exc:  # the Dask worker itself died
+                yield _failed(futures[future], None, f"Dask worker lost ({type(exc).__name__}: {exc})")
+
+
+def check_executor(executor: str, scheduler: str | None, jobs: int) -> None:
+    """ConfigError unless the executor settings can work."""
+    if executor not in EXECUTORS:
+        raise ConfigError(f"Unknown executor {executor!r}; use one of {', '.join(EXECUTORS)}.")
+    if executor == "dask" and not scheduler:
+        raise ConfigError("The Dask executor needs --scheduler ADDRESS (e.g. tcp://host:8786).")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ConfigError(f"--jobs must be a whole number ≥ 1, got {jobs!r}.")
+    if executor == "dask":
+        _dask_client(scheduler).close()
+
+
+def execute_runs(runs: list[dict[str, Any]], store: ResultStore, jobs: int = 1, executor: str = "local",
+            scheduler: str | None = None, progress: Callable[[dict], None] | None = None) -> CampaignReport:
+    """Run ``runs`` and record each row as it arrives."""
+    report = CampaignReport(planned=len(runs))
+    rows = _local(runs, jobs) if executor == "local" else _dask(runs, scheduler)
+    for row in rows:
+        store.record(row)
+        if row["status"] == "done":
+            report.done += 1
+        else:
+            report.failed += 1
+        if progress:
+            progress(row)
+    return report
+
+
+def pending(runs: list[dict[str, Any]], store: ResultStore, retry_failed: bool) -> list[dict[str, Any]]:
+    """The runs still to do: never recorded, or failed when ``retry_failed``."""
+    known = store.statuses(run["id"] for run in runs)
+    return [run for run in runs if run["id"] not in known or (retry_failed and known[run["id"]] == "failed")]
+
+
+def select(frame: pd.DataFrame, keep: tuple[str, ...] = ()) -> pd.DataFrame:
+    """Per campaign, dataset, seed, method and solver (and ``keep``), the grid run with the best
+    validation accuracy; ties go to the smaller depth, then the first setting in a fixed
+    order (skeleton, options, id), so the choice never depends on timing."""
+    done = frame[(frame["phase"] == "grid") & (frame["status"] == "done")].copy()
+    if done.empty:
+        return done
+    done["_depth"] = done["depth"].fillna(-1)
+    ordered = done.sort_values(["val_accuracy", "_depth", "skeleton", "options", "id"],
+                               ascending=[False, True, True, True, True], na_position="last")
+    groups = ["campaign", "dataset", "rows", "seed", "method", "solver", *keep]
+    return ordered.groupby(groups, dropna=False, sort=True).head(1).drop(columns="_depth")
+
+
+def retrain_runs(grid: Grid, store: ResultStore) -> list[dict[str, Any]]:
+    """The selected settings of ``grid``'s recorded runs, to train again on train + validation."""
+    ours = {run["id"]: run for run in grid.runs}
+    frame = store.frame()
+    chosen = select(frame[frame["id"].isin(ours)], grid.keep)
+    return [finish_run({**{k: v for k, v in ours[i].items() if k != "id"}, "phase": "retrain"})
+            for i in chosen["id"]]
+
+
+def run_campaign(grid: Grid, store: ResultStore, jobs: int = 1, executor: str = "local",
+                 scheduler: str | None = None, retry_failed: bool = False,
+                 progress: Callable[[str, int], Callable[[dict], None]] | None = None) -> CampaignReport:
+    """Run the grid's pending runs, then (with ``retrain``) its selected settings again.
+
+    ``progress(phase, pending runs)`` is called as each phase starts and returns the function
+    called with every finished row.
+    """
+    check_executor(executor, scheduler, jobs)
+    total = CampaignReport()
+    phases = [("grid", lambda: grid.runs)]
+    if grid.retrain:
+        phases.append(("retrain", lambda: retrain_runs(grid, store)))
+    for phase, runs_of in phases:
+        runs = runs_of()
+        todo = pending(runs, store, retry_failed)
+        advance = progress(phase, len(todo)) if progress else None
+        report = execute_runs(todo, store, jobs, executor, scheduler, advance)
+        total.planned += len(runs)
+        total.skipped += len(runs) - len(todo)
+        total.done += report.done
+        total.failed += report.failed
+    return total

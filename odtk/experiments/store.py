@@ -1,0 +1,121 @@
+"""The results database: one SQLite file, one row per run, written whole or not at all.
+
+Rows are keyed by the run's stable id. Writes are single transactions (``BEGIN IMMEDIATE``)
+in WAL mode with a generous busy timeout, so several processes may record into the same
+file at once; a finished run is never overwritten, a failed one is replaced when retried.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import closing, contextmanager
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from odtk.exceptions import DataError
+
+# column → SQLite type; the order is the table's
+COLUMNS: dict[str, str] = {
+    "id": "TEXT PRIMARY KEY",      # stable hash of the run's parameters
+    "campaign": "TEXT",            # the grid's name
+    "phase": "TEXT",               # "grid" or "retrain" (the selected setting on train + validation)
+    "dataset": "TEXT",
+    "rows": "INTEGER",             # rows sampled from the dataset (NULL: all)
+    "seed": "INTEGER",             # split (and solver) seed
+    "method": "TEXT",              # model key, e.g. flowoct
+    "solver": "TEXT",
+    "depth": "INTEGER",
+    "skeleton": "TEXT",
+    "options": "TEXT",             # JSON of the model's options given in the grid
+    "time_limit": "REAL",
+    "threads": "INTEGER",
+    "status": "TEXT",              # "done" or "failed"
+    "termination": "TEXT",         # optimal, time_limit, heuristic, … (done runs)
+    "message": "TEXT",             # why a run failed
+    "objective": "REAL",
+    "bound": "REAL",
+    "gap": "REAL",
+    "build_time": "REAL",
+    "solve_time": "REAL",
+    "wall_time": "REAL",
+    "variables": "INTEGER",
+    "integer_variables": "INTEGER",
+    "constraints": "INTEGER",
+    "nonzeros": "INTEGER",
+    "n_train": "INTEGER",
+    "n_val": "INTEGER",
+    "n_test": "INTEGER",
+    "train_accuracy": "REAL",
+    "val_accuracy": "REAL",
+    "test_accuracy": "REAL",
+    "model": "TEXT",               # the learned model as odtk's JSON model file
+    "attempts": "INTEGER",
+    "started": "TEXT",             # ISO 8601, UTC
+    "finished": "TEXT",
+    "worker": "TEXT",              # host:pid that ran it
+}
+_UPSERT = (
+    f"INSERT INTO runs ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))}) "
+    f"ON CONFLICT(id) DO UPDATE SET "
+    + ", ".join(f"{name} = excluded.{name}" for name in COLUMNS if name not in ("id", "attempts"))
+    + ", attempts = runs.attempts + 1 WHERE runs.status != 'done'"
+)
+
+
+class ResultStore:
+    """A results database file (created on first use)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        if not self.path.parent.is_dir():
+            raise DataError(f"Folder {self.path.parent} does not exist; create it first.")
+        try:
+            with self._connect() as db:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute(f"CREATE TABLE IF NOT EXISTS runs ({', '.join(f'{c} {t}' for c, t in COLUMNS.items())})")
+                known = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
+        except sqlite3.DatabaseError as exc:
+            raise DataError(f"{self.path} is not an odtk results database ({exc}); "
+                            "choose another --db file.") from None
+        if known != set(COLUMNS):
+            raise DataError(f"{self.path} holds a 'runs' table of another layout; choose another --db file.")
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        with closing(sqlite3.connect(self.path, timeout=120, isolation_level=None)) as db:
+            yield db
+
+    def record(self, row: dict[str, Any]) -> None:
+        """Write one run in a single transaction (a finished run is kept as it is)."""
+        values = [_plain(row.get(name)) for name in COLUMNS]
+        values[list(COLUMNS).index("attempts")] = 1
+        with self._connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.execute(_UPSERT, values)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+
+    def statuses(self, ids: Iterable[str] | None = None) -> dict[str, str]:
+        """Run id → status ("done" / "failed") of the recorded runs (of ``ids`` if given)."""
+        with self._connect() as db:
+            found = dict(db.execute("SELECT id, status FROM runs"))
+        return found if ids is None else {i: found[i] for i in ids if i in found}
+
+    def frame(self) -> pd.DataFrame:
+        """Every recorded run as a DataFrame (``options`` stays JSON text)."""
+        with self._connect() as db:
+            return pd.read_sql_query("SELECT * FROM runs ORDER BY campaign, phase, dataset, seed, method, id", db)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True)
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    return value

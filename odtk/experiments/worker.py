@@ -1,0 +1,109 @@
+"""One run in its own process, started by the runner through :data:`BOOTSTRAP`.
+
+The runner starts a Python process per run in a new session (so a hung solver can be killed
+with its children), hands it the run as JSON on stdin and reads the finished row from a
+result file; a run that fails on purpose (an odtk error) still writes its row, with the
+message. Before anything else, the process asks the kernel for SIGTERM when the runner dies
+and exits if the runner is already gone; on SIGTERM it kills its whole process group (itself
+and any solver process it started).
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import socket
+import sys
+import time
+import traceback
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import odtk
+from odtk.datasets import Dataset, load_dataset, train_val_test_split
+from odtk.exceptions import OdtkError
+from odtk.models import write_text_atomic
+
+
+def now() -> str:
+    """The current UTC time, ISO 8601."""
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def splits(run: dict[str, Any]) -> tuple[Dataset, Dataset, Dataset]:
+    """The run's seeded train / validation / test split (of ``rows`` sampled rows if given)."""
+    dataset = load_dataset(run["dataset"])
+    if run.get("rows") and run["rows"] < dataset.n_rows:
+        chosen = np.random.default_rng(run["seed"]).choice(dataset.n_rows, size=run["rows"], replace=False)
+        dataset = dataset.subset(np.sort(chosen))
+    return train_val_test_split(dataset, fractions=tuple(run["split"]), seed=run["seed"])
+
+
+def _joined(first: Dataset, second: Dataset) -> Dataset:
+    return Dataset(first.name, pd.concat([first.features, second.features], ignore_index=True),
+                   pd.concat([first.target, second.target], ignore_index=True), dict(first.kinds))
+
+
+def _accuracy(result: odtk.SolveResult, data: Dataset) -> float | None:
+    if data.n_rows == 0:
+        return None
+    predicted = result.model.predict(data.features)
+    return float(np.mean(predicted == data.target.to_numpy(dtype=object)))
+
+
+def execute(run: dict[str, Any]) -> dict[str, Any]:
+    """Train and evaluate one run; returns its results row (status "done" or "failed")."""
+    row = {**run, "started": now(), "worker": f"{socket.gethostname()}:{os.getpid()}"}
+    start = time.perf_counter()
+    try:
+        train, val, test = splits(run)
+        fit_on = train if run["phase"] == "grid" else _joined(train, val)
+        result = odtk.solve(run["method"], fit_on, depth=run["depth"], skeleton=run["skeleton"],
+                            solver=run["solver"], time_limit=run["time_limit"], threads=run["threads"],
+                            seed=run["seed"], **run["settings"], **run["options"])
+    except OdtkError as exc:
+        return {**row, "status": "failed", "message": str(exc), "finished": now(),
+                "wall_time": time.perf_counter() - start}
+    size = result.size.__dict__ if result.size else {}
+    return {**row, **size, "status": "done", "termination": result.termination,
+            "solver": result.solver, "objective": result.objective, "bound": result.bound,
+            "gap": result.gap, "build_time": result.build_time, "solve_time": result.solve_time,
+            "wall_time": time.perf_counter() - start, "n_train": fit_on.n_rows, "n_val": val.n_rows,
+            "n_test": test.n_rows, "train_accuracy": result.train_accuracy,
+            "val_accuracy": _accuracy(result, val) if run["phase"] == "grid" else None,
+            "test_accuracy": _accuracy(result, test),
+            "model": json.dumps(result.model.to_dict()), "finished": now()}
+
+
+# Run with ``python -c BOOTSTRAP RESULT_FILE RUNNER_PID`` (stdlib only until the runner is
+# known to be alive, so that the guard against an orphaned run is armed before odtk loads).
+BOOTSTRAP = """
+import ctypes, os, signal, sys
+signal.signal(signal.SIGTERM, lambda *_: os.killpg(0, signal.SIGKILL))
+try:
+    ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: SIGTERM when the runner dies
+except (OSError, AttributeError):
+    pass
+if os.getppid() != int(sys.argv[2]):
+    sys.exit("the runner is gone")
+from odtk.experiments.worker import main
+main(sys.argv[1])
+"""
+
+
+def main(result_file: str) -> None:
+    """Read the run from stdin, execute it and write its row to ``result_file``."""
+    warnings.simplefilter("ignore")
+    run = json.loads(sys.stdin.read())
+    try:
+        row = execute(run)
+    except Exception as exc:  # a bug: record it with its origin, never lose the campaign
+        origin = traceback.extract_tb(exc.__traceback__)[-1]
+        row = {**run, "status": "failed", "finished": now(),
+               "message": f"internal error {type(exc).__name__}: {exc} "
+                          f"({Path(origin.filename).name}:{origin.lineno})"}
+    write_text_atomic(result_file, json.dumps(row), force=True)
