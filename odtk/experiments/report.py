@@ -29,7 +29,7 @@ import pandas as pd
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
 from odtk.exceptions import DataError, SkeletonError
 from odtk.experiments.runner import select
@@ -232,6 +232,7 @@ def _plot_profile(ax: Axes, runs: pd.DataFrame, styles: dict[str, dict[str, str]
     solved = grid[grid["status"].eq("done") & grid["termination"].eq("optimal") & grid["wall_time"].notna()]
     ax.set(title="Performance profile: grid runs solved to optimality",
            xlabel="wall time (s, log scale)", ylabel="grid runs solved to optimality")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     if solved.empty:
         _no_runs(ax)
         return
