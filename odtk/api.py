@@ -180,8 +180,8 @@ def _group_vector(dataset: Dataset, groups: str | None, module: ModuleType) -> n
 def _raise_for_termination(outcome: SolverOutcome, solver: str, options: SolverOptions,
                            constraints: list[str]) -> None:
     if outcome.termination == "infeasible":
-        raise SolveError(f"{solver} proved that no model meets the side constraints "
-                         f"({', '.join(constraints) or 'none set'}); relax them.")
+        raise SolveError(f"{solver} proved the model infeasible: no model meets the side "
+                         f"constraints ({', '.join(constraints) or 'none set'}); relax them.")
     if outcome.termination == "time_limit":
         raise SolveError(f"{solver} found no feasible solution within the time limit of "
                          f"{options.time_limit} s; raise --time-limit.")
