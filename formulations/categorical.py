@@ -269,6 +269,8 @@ def topology(skeleton: nx.DiGraph) -> tuple[list, list, list, dict, dict, dict]:
     whose arcs carry ``side`` ("left"/"right"); raises ValueError unless leaves come in
     sibling pairs."""
     decision = [n for n in nx.topological_sort(skeleton) if skeleton.out_degree(n) > 0]
+    if not decision:
+        raise ValueError(f"Model {KEY!r} needs at least one test: use depth 1 or more, or a named topology.")
     children = {k: {d["side"]: c for _, c, d in skeleton.out_edges(k, data=True)} for k in decision}
     last = [k for k in decision if all(skeleton.out_degree(c) == 0 for c in children[k].values())]
     for k in decision:

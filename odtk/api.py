@@ -250,7 +250,8 @@ def _class_order(module: ModuleType, classes: np.ndarray, positive_class: Any) -
     if len(classes) != 2 or not matches:
         raise DataError(f"positive_class={positive_class!r} must be one of the two classes; "
                         f"the target has {', '.join(map(str, classes))}.")
-    return classes[[1 - matches[0], matches[0]]] if module.POSITIVE == 1 else classes[[matches[0], 1 - matches[0]]]
+    order = [1 - matches[0], matches[0]]  # [negative, positive]
+    return classes[order if module.POSITIVE == 1 else order[::-1]]
 
 
 def _heuristic(problem: _Problem, skeleton: nx.DiGraph, hyper: dict, budget: float,

@@ -375,6 +375,7 @@ THREE_CLASSES = COLOUR_SIZE.assign(y=["a", "b", "c"] * 4)
     pytest.param(COLOUR_SIZE, {"skeleton": _digraph_with_a_lone_leaf()}, ConfigError,
                  "leaf and a decision child", id="digraph-leaf-beside-split"),
     pytest.param(COLOUR_SIZE, {"max_card": 0}, ConfigError, "max_card", id="max_card=0"),
+    pytest.param(COLOUR_SIZE, {"skeleton": None, "depth": 0}, ConfigError, "at least one test", id="depth=0"),
 ])
 def test_bad_input_is_a_one_line_error(data, options, error, words):
     call = {"skeleton": "depth-2", "positive_class": POS, **options}
