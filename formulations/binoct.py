@@ -181,6 +181,9 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
     """
     X = np.asarray(X)
     y = np.asarray(y).astype(int)
+    if X.shape[1] == 0:
+        raise ValueError("BinOCT's complete tree tests a feature at every branching node, but no "
+                         "feature varies in the training data; use flowoct for a single leaf.")
     branching = sorted(n for n in skeleton if skeleton.out_degree(n) > 0)
     leaves = sorted(n for n in skeleton if skeleton.out_degree(n) == 0)
     features = list(range(X.shape[1]))

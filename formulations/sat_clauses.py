@@ -47,5 +47,5 @@ def make_data(clauses: list[list[int]], n_variables: int) -> dict:
 
 
 def true_variables(instance) -> set[int]:
-    """The variables set to true in a solved instance."""
-    return {v for v in instance.V if pyo.value(instance.x[v]) > 0.5}
+    """The variables set to true in a solved instance (one in no clause is left false)."""
+    return {v for v in instance.V if (instance.x[v].value or 0.0) > 0.5}

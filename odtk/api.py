@@ -26,7 +26,7 @@ from sklearn.tree import DecisionTreeClassifier
 from odtk.datasets import Dataset, FeatureEncoder, from_dataframe, load_dataset
 from odtk.decomposition import solve_with_cuts
 from odtk.engines import cp_search, sat_inference
-from odtk.exceptions import ConfigError, DataError, SelfCheckError, SolveError
+from odtk.exceptions import ConfigError, DataError, OdtkWarning, SelfCheckError, SolveError
 from odtk.formulations import benders, binoct, categorical, flowoct, odd
 from odtk.formulations import oct as bertsimas_dunn_oct
 from odtk.heuristics import construct_diagram
@@ -194,17 +194,36 @@ def _better(module: ModuleType, a: float, b: float) -> bool:
     return a > b if module.SENSE == "maximize" else a < b
 
 
-def _self_check(module: ModuleType, expected: float, outcome: SolverOutcome, solver: str) -> float:
+def _self_check(module: ModuleType, expected: float, outcome: SolverOutcome, solver: str,
+                hyper: dict[str, Any]) -> float:
     """The decoded model's objective must match the solver's; returns the objective to report."""
     reported = outcome.objective
     tolerance = SELF_CHECK_TOLERANCE * max(1.0, abs(reported))
     if abs(expected - reported) <= tolerance:
         return expected
-    if outcome.termination != "optimal" and _better(module, expected, reported):
-        return expected  # an unproven incumbent whose flows were not maximal: the model is better
+    if outcome.termination != "optimal" and (_better(module, expected, reported)
+                                             or hyper.get("integrality") == "relaxed"):
+        # an unproven incumbent whose flows were not maximal (the model is better), or whose
+        # relaxed variables (categorical, Proposition 3) are fractional: the model is the truth
+        return expected
     raise SelfCheckError(
         f"Self-check failed: the decoded model scores {expected:.6g} on the training data but "
         f"{solver} reported {reported:.6g}; tighten the solver's tolerances or report this model.")
+
+
+def _check_routing(flows: dict, graph: DecisionGraph, X: np.ndarray, solver: str, hyper: dict) -> None:
+    """The decoded model must send every training row through the nodes that the solver's flow
+    variables send it through; a split margin within the solver's tolerances breaks this."""
+    reached = graph.node_rows(X)
+    stray = sorted({int(i) for node in flows.keys() | reached.keys()
+                    for i in set(flows.get(node, ())).symmetric_difference(reached.get(node, ()))})
+    if stray:
+        fix = (f"raise epsilon (now {hyper['epsilon']:g}) above the solver's tolerances"
+               if "epsilon" in hyper else "tighten the solver's tolerances")
+        raise SelfCheckError(
+            f"Self-check failed: {len(stray)} training row(s) (first: row {stray[0]}) take another "
+            f"path through the decoded model than {solver}'s flow variables give them, as split "
+            f"margins fall within the solver's tolerances; {fix}.")
 
 
 def _gap(objective: float, bound: float | None) -> float | None:
@@ -393,7 +412,7 @@ def _search(problem: _Problem, shape: nx.DiGraph, hyper: dict, solver: str,
                        "bound": found.lower_bound, **statistics}
     if found.status != "optimal":
         warnings.warn(f"The search stopped at the time limit of {options.time_limit} s: the tree "
-                      "is the best found, not proven optimal.", stacklevel=3)
+                      "is the best found, not proven optimal.", OdtkWarning, stacklevel=3)
     return graph, found.status
 
 
@@ -505,13 +524,18 @@ def _milp(problem: _Problem, shape: nx.DiGraph, hyper: dict, solver: str, option
         # nothing beats the start: proven when the cut-off model is infeasible
         proven = outcome.termination in ("infeasible", "optimal")
         steps["milp"]["bound"] = start_value if proven else outcome.bound
+        if not proven:
+            warnings.warn(f"{solver} found nothing better than the {origin.replace('_', ' ')} within the "
+                          "time limit: that model is returned, not proven optimal.", OdtkWarning, stacklevel=3)
         return start_graph, outcome, build_time, "optimal" if proven else "time_limit"
     graph = problem.graph(module.decode(instance))
+    if hasattr(module, "flow_rows"):
+        _check_routing(module.flow_rows(instance), graph, problem.X, solver, hyper)
     expected, _ = problem.score(graph, shape, hyper)
-    _self_check(module, expected, outcome, solver)
+    _self_check(module, expected, outcome, solver, hyper)
     if outcome.termination != "optimal":
         warnings.warn(f"{solver} stopped with status {outcome.termination}: the model is feasible "
-                      "but not proven optimal.", stacklevel=3)
+                      "but not proven optimal.", OdtkWarning, stacklevel=3)
     if start_graph is not None and _better(module, start_value, expected):
         return start_graph, outcome, build_time, outcome.termination
     return graph, outcome, build_time, outcome.termination

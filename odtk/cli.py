@@ -17,13 +17,13 @@ import numpy as np
 
 from odtk import api
 from odtk.datasets import from_csv, list_datasets, read_csv
-from odtk.exceptions import ConfigError, DataError, OdtkError
-from odtk.models import TrainedModel, write_text_atomic
+from odtk.exceptions import ConfigError, DataError, OdtkError, OdtkWarning
+from odtk.models import TrainedModel, check_writable, write_atomic
 from odtk.solvers import registry, solver_status
 
 
 class OdtkGroup(click.Group):
-    """Turns odtk's errors into one-line messages."""
+    """Turns odtk's errors and the commands' usage errors into one-line messages."""
 
     def invoke(self, ctx: click.Context):
         try:
@@ -33,6 +33,12 @@ class OdtkGroup(click.Group):
                 raise
             click.echo(f"odtk: error: {exc}", err=True)
             sys.exit(1)
+        except click.UsageError as exc:  # a bad option of a command: one line too, click's exit code
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            where = exc.ctx.command_path if exc.ctx else ctx.command_path
+            click.echo(f"odtk: error: {exc.format_message()} (see '{where} --help')", err=True)
+            sys.exit(exc.exit_code)
         except KeyboardInterrupt:
             click.echo("odtk: interrupted", err=True)
             sys.exit(130)
@@ -44,8 +50,14 @@ class OdtkGroup(click.Group):
 def main(ctx: click.Context, debug: bool) -> None:
     """Optimal decision trees and diagrams by mathematical programming."""
     ctx.obj = {"debug": debug}
-    if not debug:
+    if not debug:  # odtk's own warnings as one line each; other libraries' stay quiet
         warnings.simplefilter("ignore")
+        warnings.simplefilter("always", OdtkWarning)
+        warnings.showwarning = _show_warning
+
+
+def _show_warning(message, category, *_) -> None:
+    click.echo(f"odtk: warning: {message}", err=True)
 
 
 @main.command()
@@ -112,10 +124,12 @@ def solve(model, dataset, csv_path, target, categorical_columns, depth, skeleton
     """Learn an optimal tree or diagram and print it with its certificate."""
     if log:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
-    data = _training_data(dataset, csv_path, target, categorical_columns)
+    if output and dot and Path(output).resolve() == Path(dot).resolve():
+        raise DataError(f"--output and --dot both name {output}; give them different file names.")
     for path in (output, dot):
-        if path and Path(path).exists() and not force:
-            raise DataError(f"{path} already exists; choose another name or pass --force to overwrite it.")
+        if path:
+            check_writable(path, force)
+    data = _training_data(dataset, csv_path, target, categorical_columns)
     given = {name: value for name, value in model_options.items() if value is not None}
     given.update(_extra_options(extra_options))
     result = api.solve(
@@ -134,7 +148,7 @@ def solve(model, dataset, csv_path, target, categorical_columns, depth, skeleton
         click.echo(f"saved       {output}")
     if dot:
         counts = trained.graph.sample_counts(trained.encoder.transform(features))
-        write_text_atomic(dot, trained.graph.to_dot(counts, trained.encoder), force=force)
+        write_atomic(dot, trained.graph.to_dot(counts, trained.encoder), force=force)
         click.echo(f"saved       {dot}")
 
 
@@ -182,11 +196,13 @@ def _column(target: str) -> str | int:
 @click.option("--force", is_flag=True, help="Overwrite --output if it exists.")
 def predict(model_file: str, csv_path: str, output: str | None, force: bool) -> None:
     """Classify the rows of a CSV with a saved model."""
+    if output:
+        check_writable(output, force)
     trained = TrainedModel.load(model_file)
     frame = read_csv(csv_path)
     labels = trained.predict(frame)
     if output:
-        write_text_atomic(output, frame.assign(prediction=labels).to_csv(index=False), force=force)
+        write_atomic(output, frame.assign(prediction=labels).to_csv(index=False), force=force)
     else:
         click.echo("\n".join(str(label) for label in labels))
     if trained.target in frame.columns:
@@ -211,8 +227,9 @@ def datasets(as_json: bool) -> None:
 @main.command()
 def solvers() -> None:
     """List the registered solvers and whether odtk can reach them."""
+    specs = registry()
     click.echo(f"{'solver':11} {'kind':5} {'status':10} {'licence':13} {'version':20} detail")
-    for name, spec in registry().items():
+    for name, spec in specs.items():
         status = solver_status(name)
         state = "available" if status.available else "missing"
         click.echo(f"{name:11} {spec.kind:5} {state:10} {status.licence:13} {status.version or '-':20} "

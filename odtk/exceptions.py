@@ -40,3 +40,7 @@ class SelfCheckError(OdtkError, RuntimeError):
 
 class ModelFileError(OdtkError, ValueError):
     """A saved model file is missing, truncated, edited or from another format version."""
+
+
+class OdtkWarning(UserWarning):
+    """A result to read with care: not proven optimal, or stopped at a limit."""

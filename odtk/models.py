@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from odtk.datasets import FeatureEncoder
-from odtk.exceptions import DataError, ModelFileError
+from odtk.exceptions import DataError, ModelFileError, OdtkError
 
 Unscale = tuple[np.ndarray, np.ndarray]  # per encoded column: x_scaled = (x - offset) / scale
 FILE_FORMAT = "odtk-model"
@@ -67,6 +67,10 @@ class DecisionGraph:
 
     def sample_counts(self, X: np.ndarray) -> dict:
         """How many rows of ``X`` pass through each node (the fragmentation view)."""
+        return {node: len(rows) for node, rows in self.node_rows(X).items()}
+
+    def node_rows(self, X: np.ndarray) -> dict:
+        """The indices of the rows of ``X`` that pass through each node."""
         return self._route(X)[1]
 
     def _route(self, X: np.ndarray) -> tuple[np.ndarray, dict]:
@@ -74,13 +78,13 @@ class DecisionGraph:
         if X.ndim != 2 or X.shape[1] != len(self.feature_names):
             raise DataError(f"Expected {len(self.feature_names)} encoded columns, got shape {X.shape}.")
         at = {self.root: np.arange(X.shape[0])}
-        counts = {node: 0 for node in self.graph}
+        reached = {node: np.arange(0) for node in self.graph}
         prediction = np.full(X.shape[0], -1, dtype=int)
         for node in nx.topological_sort(self.graph):
             rows = at.pop(node, None)
             if rows is None:
                 continue
-            counts[node] = len(rows)
+            reached[node] = rows
             attrs = self.graph.nodes[node]
             if "label" in attrs:
                 prediction[rows] = attrs["label"]
@@ -94,7 +98,7 @@ class DecisionGraph:
             for _, child, data in self.graph.out_edges(node, data=True):
                 chosen = rows[goes_true == data["outcome"]]
                 at[child] = np.concatenate([at[child], chosen]) if child in at else chosen
-        return prediction, counts
+        return prediction, reached
 
     def to_text(self, counts: dict | None = None, encoder: FeatureEncoder | None = None) -> str:
         """Indented rendering; in a diagram a node reached again is referred to by id.
@@ -183,10 +187,17 @@ class DecisionGraph:
     def from_dict(cls, data: dict[str, Any]) -> "DecisionGraph":
         graph = nx.DiGraph()
         for node in data["nodes"]:
+            if not _is_index(node["id"]) or node["id"] in graph:
+                raise ModelFileError(f"node id {node['id']!r} is not a whole number used once")
             graph.add_node(node["id"], **{k: v for k, v in node.items() if k != "id"})
         for arc in data["arcs"]:
-            graph.add_edge(arc["from"], arc["to"], outcome=arc["outcome"])
-        return cls(graph, data["feature_names"], data["class_names"])
+            ends = (arc["from"], arc["to"])
+            if not all(_is_index(end) and end in graph for end in ends):
+                raise ModelFileError(f"arc {ends[0]!r} -> {ends[1]!r} joins a node that is not in the file")
+            if not isinstance(arc["outcome"], bool):
+                raise ModelFileError(f"arc {ends[0]} -> {ends[1]} has outcome {arc['outcome']!r}, not true or false")
+            graph.add_edge(*ends, outcome=arc["outcome"])
+        return cls(graph, list(data["feature_names"]), list(data["class_names"]))
 
 
 NODE_KEYS = ("feature", "weights", "threshold", "label", "subset")
@@ -277,18 +288,31 @@ def _check_node(node, attrs: dict, graph: nx.DiGraph, n_features: int, n_classes
         raise ModelFileError(f"Node {node} must carry exactly one of: a feature, a hyperplane "
                              "(weights and threshold), a subset of one-hot columns, or a label.")
     if "label" in attrs:
-        if not 0 <= attrs["label"] < n_classes or graph.out_degree(node):
-            raise ModelFileError(f"Node {node} predicts a class that does not exist or has children.")
+        if not (_is_index(attrs["label"]) and 0 <= attrs["label"] < n_classes) or graph.out_degree(node):
+            raise ModelFileError(f"Node {node} predicts class {attrs['label']!r}, which does not exist "
+                                 f"(classes 0..{n_classes - 1}), or has children.")
         return
     if sorted(d["outcome"] for *_, d in graph.out_edges(node, data=True)) != [False, True]:
         raise ModelFileError(f"Node {node} tests a feature but lacks its two outgoing arcs.")
-    if "feature" in attrs and not 0 <= attrs["feature"] < n_features:
-        raise ModelFileError(f"Node {node} tests feature {attrs['feature']}, which does not exist.")
-    if "subset" in attrs and not all(isinstance(j, (int, np.integer)) and 0 <= j < n_features
-                                     for j in attrs["subset"]):
+    if "feature" in attrs and not (_is_index(attrs["feature"]) and 0 <= attrs["feature"] < n_features):
+        raise ModelFileError(f"Node {node} tests feature {attrs['feature']!r}, which does not exist.")
+    if "subset" in attrs and not all(_is_index(j) and 0 <= j < n_features for j in attrs["subset"]):
         raise ModelFileError(f"Node {node} tests a subset of columns that do not exist.")
     if "weights" in attrs and len(attrs["weights"]) != n_features:
         raise ModelFileError(f"Node {node} has {len(attrs['weights'])} weights for {n_features} features.")
+    if "weights" in attrs and not all(map(_is_number, [*attrs["weights"], attrs["threshold"]])):
+        raise ModelFileError(f"Node {node} has a hyperplane whose weights or threshold are not finite numbers.")
+
+
+def _is_index(value: Any) -> bool:
+    """A whole number (not a boolean)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _is_number(value: Any) -> bool:
+    """A finite int or float (not a boolean)."""
+    return (isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+            and bool(np.isfinite(value)))
 
 
 def _plain(value: Any) -> Any:
@@ -332,27 +356,37 @@ class TrainedModel:
     @classmethod
     def from_dict(cls, data: Any) -> "TrainedModel":
         if not isinstance(data, dict) or data.get("format") != FILE_FORMAT:
-            raise ModelFileError("This is not an odtk model file (no 'format: odtk-model').")
-        if data.get("version") != FILE_VERSION:
+            raise ModelFileError("This is not an odtk model file (no 'format: odtk-model'); pass a file "
+                                 "saved by `odtk solve --output`.")
+        version = data.get("version")
+        if isinstance(version, bool) or version != FILE_VERSION:
             raise ModelFileError(
-                f"Model file version {data.get('version')!r} is not supported (this odtk reads "
+                f"Model file version {version!r} is not supported (this odtk reads "
                 f"version {FILE_VERSION}); re-train the model with this odtk.")
         try:
             graph = DecisionGraph.from_dict(data["graph"])
             encoder = FeatureEncoder.from_dict(data["encoder"])
-            model = cls(graph, encoder, list(data["classes"]), str(data["method"]),
-                        str(data["target"]), dict(data.get("summary", {})))
-        except ModelFileError:
-            raise
+            classes, summary = data["classes"], data.get("summary", {})
+            if not isinstance(classes, list) or graph.class_names != [str(c) for c in classes]:
+                raise ModelFileError("inconsistent: its classes do not match the class names of its graph")
+            if graph.feature_names != encoder.columns_:
+                raise ModelFileError("inconsistent: the encoded columns of its graph do not match its encoder")
+            if not isinstance(summary, dict):
+                raise ModelFileError("its summary is not a mapping")
+            return cls(graph, encoder, classes, str(data["method"]), str(data["target"]), summary)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-            raise ModelFileError(f"The model file is damaged or edited ({type(exc).__name__}: {exc}).") from None
-        if len(model.classes) != len(graph.class_names) or len(encoder.columns_) != len(graph.feature_names):
-            raise ModelFileError("The model file is inconsistent: classes or encoded columns do not match the graph.")
-        return model
+            if isinstance(exc, KeyError):
+                reason = f"missing entry {exc}"
+            elif isinstance(exc, OdtkError):
+                reason = str(exc).rstrip(".")
+            else:
+                reason = f"{type(exc).__name__}: {exc}"
+            raise ModelFileError(f"The model file is damaged or edited ({reason}); restore the saved file or "
+                                 "re-train the model.") from None
 
     def save(self, path: str | os.PathLike, force: bool = False) -> None:
         """Write JSON atomically; refuse to overwrite an existing file unless ``force``."""
-        write_text_atomic(path, json.dumps(self.to_dict(), indent=1), force=force)
+        write_atomic(path, json.dumps(self.to_dict(), indent=1), force=force)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> "TrainedModel":
@@ -361,27 +395,48 @@ class TrainedModel:
         except FileNotFoundError:
             raise ModelFileError(f"Model file {path} does not exist.") from None
         except (OSError, UnicodeDecodeError) as exc:
-            raise ModelFileError(f"Cannot read model file {path}: {exc}.") from None
+            raise ModelFileError(f"Cannot read model file {path} ({exc}); pass a model JSON saved by "
+                                 "`odtk solve --output`.") from None
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ModelFileError(f"Model file {path} is not valid JSON (truncated?): {exc.msg} "
-                                 f"at line {exc.lineno}.") from None
-        return cls.from_dict(data)
+                                 f"at line {exc.lineno}; restore the saved file or re-train the model.") from None
+        try:
+            return cls.from_dict(data)
+        except ModelFileError as exc:
+            raise ModelFileError(f"{path}: {exc}") from None
 
 
-def write_text_atomic(path: str | os.PathLike, text: str, force: bool = False) -> None:
-    """Write ``text`` to ``path`` via a temporary file; never silently overwrite."""
+def check_writable(path: str | os.PathLike, force: bool = False) -> Path:
+    """``path`` as a Path if a file may be written there; else a one-line DataError saying why."""
     path = Path(path)
-    if path.exists() and not force:
+    try:
+        exists = path.exists()
+    except OSError as exc:
+        raise DataError(f"Cannot write {path} ({exc.strerror}); choose another file name.") from None
+    if exists and not force:
         raise DataError(f"{path} already exists; choose another name or pass --force to overwrite it.")
     if not path.parent.is_dir():
-        raise DataError(f"Folder {path.parent} does not exist; create it first.")
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        raise DataError(f"There is no folder {path.parent}; create it first or choose another folder.")
+    if not os.access(path.parent, os.W_OK):
+        raise DataError(f"Folder {path.parent} is not writable; choose a folder you can write to.")
+    return path
+
+
+def write_atomic(path: str | os.PathLike, content: str | bytes, force: bool = False) -> None:
+    """Write ``content`` (text as UTF-8) to ``path`` via a temporary file in the same folder, so
+    ``path`` never holds half a file; never silently overwrite (see :func:`check_writable`). The
+    file gets the usual permissions (0666 less the umask). A failure leaves no temporary file
+    and is a DataError."""
+    path = check_writable(path, force)
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb") as stream:
+            stream.write(data)
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    except OSError as exc:
+        raise DataError(f"Cannot write {path} ({exc.strerror or exc}); choose another file name or folder.") from None
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -1,6 +1,8 @@
 """The one result object every odtk method returns."""
 from __future__ import annotations
 
+import math
+
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -55,7 +57,7 @@ class SolveResult:
     def summary(self) -> str:
         """A few readable lines: status, objective, bound, gap, solver and times."""
         gap = "n/a" if self.gap is None else f"{100 * self.gap:.2f}%"
-        bound = "n/a" if self.bound is None else f"{self.bound:.6g}"
+        bound = "n/a" if self.bound is None or not math.isfinite(self.bound) else f"{self.bound:.6g}"
         size = ("no MILP solved" if self.size is None else
                 f"{self.size.variables} variables ({self.size.integer_variables} integer), "
                 f"{self.size.constraints} constraints, {self.size.nonzeros} non-zeros")

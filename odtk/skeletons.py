@@ -57,6 +57,9 @@ def parse_widths(text: str) -> list[int]:
             f"Skeleton {text!r} is not a dash-separated list of whole numbers. "
             f"Example: {EXAMPLE}."
         ) from None
+    if len(widths) > MAX_DEPTH:
+        raise SkeletonError(f"Skeleton {text!r} has {len(widths)} layers; at most {MAX_DEPTH} are supported. "
+                            f"Example: {EXAMPLE}.")
     if any(w <= 0 for w in widths):
         raise SkeletonError(f"Skeleton {text!r} has a width below 1. Example: {EXAMPLE}.")
     if widths[0] != 1:

@@ -16,17 +16,21 @@ decode it the same way.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import importlib.metadata
 import importlib.resources
+import io
 import logging
 import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,9 +53,14 @@ BACKENDS = ("highspy", "gurobipy", "cplex", "cbc", "pysat")
 KINDS = ("milp", "sat")
 HANDOFFS = ("native", "pyomo")
 TERMINATIONS = ("optimal", "time_limit", "infeasible", "interrupted", "error")
+# largest violation of a row, bound or integrality accepted in a solver's solution (Gurobi's
+# default integrality tolerance; the other solvers' tolerances are tighter)
+FEASIBILITY_TOLERANCE = 1e-5
 _REQUIRED_KEYS = {"description", "package", "install", "backend", "pyomo", "licence",
                   "options", "capabilities"}
 _OPTIONAL_KEYS = {"size_limit", "kind", "executable"}
+LICENCES = ("open", "size-limited")
+PYOMO_KEYS = ("oneshot", "persistent")
 
 
 # --------------------------------------------------------------------------- registry
@@ -73,23 +82,28 @@ class SolverSpec:
     executable: str | None = None  # backend cbc: the CBC binary (default: the one cbcbox ships)
 
 
-def _validate_entry(name: str, entry: Any, source: str) -> SolverSpec:
+def _validate_entry(name: Any, entry: Any, source: str) -> SolverSpec:
     where = f"{source}: solver {name!r}"
+    if not isinstance(name, str):
+        raise ConfigError(f"{where}: a solver name must be text, got {type(name).__name__}; quote it.")
     if not isinstance(entry, dict):
         raise ConfigError(f"{where} must be a mapping of keys, got {type(entry).__name__}.")
-    missing = _REQUIRED_KEYS - entry.keys()
-    unknown = entry.keys() - _REQUIRED_KEYS - _OPTIONAL_KEYS
+    missing = sorted(_REQUIRED_KEYS - entry.keys())
+    unknown = sorted(map(str, entry.keys() - _REQUIRED_KEYS - _OPTIONAL_KEYS))
     if missing or unknown:
-        raise ConfigError(
-            f"{where} has missing keys {sorted(missing)} / unknown keys {sorted(unknown)}; "
-            f"allowed: {sorted(_REQUIRED_KEYS | _OPTIONAL_KEYS)}."
-        )
+        problems = [f"missing keys {missing}"] * bool(missing) + [f"unknown keys {unknown}"] * bool(unknown)
+        raise ConfigError(f"{where} has {' and '.join(problems)}; allowed: "
+                          f"{sorted(_REQUIRED_KEYS | _OPTIONAL_KEYS)}.")
     if entry.get("kind", "milp") not in KINDS:
         raise ConfigError(f"{where}: kind {entry['kind']!r} is not one of {KINDS}.")
     if entry["backend"] not in BACKENDS:
         raise ConfigError(f"{where}: backend {entry['backend']!r} is not one of {BACKENDS}.")
-    if not isinstance(entry["options"], dict) or set(entry["options"]) - set(OPTION_NAMES):
-        raise ConfigError(f"{where}: options may only name {OPTION_NAMES}.")
+    options = entry["options"]
+    if not isinstance(options, dict) or set(options) - set(OPTION_NAMES) or not all(
+        isinstance(native, str) for native in options.values()
+    ):
+        raise ConfigError(f"{where}: options may only name {OPTION_NAMES}, each mapped to the solver's "
+                          "own parameter name.")
     caps = entry["capabilities"]
     if not isinstance(caps, dict) or set(caps) != set(CAPABILITIES) or not all(
         isinstance(v, bool) for v in caps.values()
@@ -101,9 +115,19 @@ def _validate_entry(name: str, entry: Any, source: str) -> SolverSpec:
     limit = entry.get("size_limit")
     if limit is not None and (
         not isinstance(limit, dict) or set(limit) != {"variables", "constraints"}
-        or not all(isinstance(v, int) and v > 0 for v in limit.values())
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in limit.values())
     ):
         raise ConfigError(f"{where}: size_limit needs positive integers 'variables' and 'constraints'.")
+    texts = [key for key in ("description", "package", "install") if not isinstance(entry[key], str)]
+    if texts:
+        raise ConfigError(f"{where}: {', '.join(texts)} must be text, got {entry[texts[0]]!r}.")
+    if entry["licence"] not in LICENCES:
+        raise ConfigError(f"{where}: licence {entry['licence']!r} is not one of {LICENCES}.")
+    pyomo = entry["pyomo"]
+    if not isinstance(pyomo, dict) or set(pyomo) != set(PYOMO_KEYS) or not all(
+        value is None or isinstance(value, str) for value in pyomo.values()
+    ):
+        raise ConfigError(f"{where}: pyomo must give an interface name or null for each of {PYOMO_KEYS}.")
     return SolverSpec(name=name, **entry)
 
 
@@ -117,14 +141,27 @@ def load_registry(path: str | os.PathLike | None = None) -> dict[str, SolverSpec
         try:
             text = Path(path).read_text()
         except OSError as exc:
-            raise ConfigError(f"Cannot read solver registry {source}: {exc.strerror}.") from None
-    try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"Solver registry {source} is not valid YAML: {str(exc).splitlines()[0]}.") from None
+            raise ConfigError(f"Cannot read solver registry {source}: {exc.strerror}; check the path "
+                              "(given by $ODTK_SOLVERS).") from None
+    raw = parse_yaml(text, f"Solver registry {source}")
     if not isinstance(raw, dict) or not raw:
-        raise ConfigError(f"Solver registry {source} must map solver names to entries.")
+        got = "nothing" if raw is None else type(raw).__name__
+        raise ConfigError(f"Solver registry {source} must map solver names to entries, got {got}; "
+                          "copy the layout of odtk's bundled solvers.yaml.")
     return {name: _validate_entry(name, entry, source) for name, entry in raw.items()}
+
+
+def parse_yaml(text: str, what: str) -> Any:
+    """Plain YAML data (safe loading: no tag builds a Python object); else a one-line ConfigError."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" at line {mark.line + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        fix = ("odtk reads plain YAML only, so remove the tag" if isinstance(exc, yaml.constructor.ConstructorError)
+               else "fix the syntax there")
+        raise ConfigError(f"{what} is not valid YAML{line} ({' '.join(problem.split())}); {fix}.") from None
 
 
 @functools.cache
@@ -166,6 +203,13 @@ def _cbc_binary(spec: SolverSpec) -> str:
     return path
 
 
+def _refused_for_size(spec: SolverSpec, exc: Exception) -> bool:
+    """True when ``exc`` is the solver refusing a model as too large for its licence."""
+    if spec.backend == "gurobipy":
+        return getattr(exc, "errno", None) == 10010
+    return spec.backend == "cplex" and len(exc.args) > 2 and exc.args[2] == 1016
+
+
 def _over_limit_rejected(spec: SolverSpec) -> bool:
     """True when a trivial model just over the registry's size limit is refused."""
     n = spec.size_limit["variables"] + 1
@@ -176,7 +220,7 @@ def _over_limit_rejected(spec: SolverSpec) -> bool:
             try:
                 model.optimize()
             except gp.GurobiError as exc:
-                return exc.errno == 10010
+                return _refused_for_size(spec, exc)
         return False
     cplex = importlib.import_module("cplex")
     problem = _quiet_cplex(cplex)
@@ -184,7 +228,7 @@ def _over_limit_rejected(spec: SolverSpec) -> bool:
     try:
         problem.solve()
     except cplex.exceptions.CplexSolverError as exc:
-        return exc.args[2] == 1016
+        return _refused_for_size(spec, exc)
     finally:
         problem.end()
     return False
@@ -347,6 +391,17 @@ def to_standard_form(instance) -> StandardForm:
                         objective.sense == pyo.maximize, list(repn.columns))
 
 
+def model_violation(form: StandardForm, values: np.ndarray) -> float:
+    """The largest violation by ``values`` of a row (relative to its largest coefficient, at
+    least 1), a bound or integrality of ``form``."""
+    activity = form.A @ values
+    scale = np.maximum(abs(form.A).max(axis=1).toarray().ravel(), 1.0) if form.A.shape[0] else 1.0
+    rows = np.maximum(form.row_lower - activity, activity - form.row_upper) / scale
+    bounds = np.maximum(form.col_lower - values, values - form.col_upper)
+    fractional = np.abs(values - np.round(values))[form.integer]
+    return float(max(rows.max(initial=0.0), bounds.max(initial=0.0), fractional.max(initial=0.0)))
+
+
 def _load_values(form: StandardForm, values: np.ndarray) -> None:
     for var, value in zip(form.columns, values):
         var.set_value(float(value), skip_validation=True)
@@ -411,7 +466,7 @@ def _solve_highs(form: StandardForm, spec: SolverSpec, options: SolverOptions) -
     if form.on_solution is not None:
         highs.cbMipSolution.subscribe(lambda event: form.on_solution(np.array(event.data_out.mip_solution)))
     handoff = time.perf_counter() - start
-    highs.run()
+    _run_interruptibly(highs)
     status = highs.getModelStatus()
     info = highs.getInfo()
     has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
@@ -425,6 +480,28 @@ def _solve_highs(form: StandardForm, spec: SolverSpec, options: SolverOptions) -
     bound = info.mip_dual_bound if form.integer.any() else info.objective_function_value
     return dict(termination=termination, values=values, bound=bound, handoff=handoff,
                 message=highs.modelStatusToString(status), nodes=int(info.mip_node_count))
+
+
+def _run_interruptibly(highs) -> None:
+    """``highs.run()``, which Ctrl-C stops: HiGHS runs no Python code, so SIGINT only marks the
+    solve here, and HiGHS's interrupt callbacks (Python code in this thread) then stop it."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        highs.run()  # only the main thread sees SIGINT; keep any other handler in place
+        return
+    pressed = threading.Event()
+
+    def interrupt(event) -> None:
+        if pressed.is_set():
+            event.interrupt()
+
+    for callback in (highs.cbSimplexInterrupt, highs.cbIpmInterrupt, highs.cbMipInterrupt):
+        callback.subscribe(interrupt)
+    signal.signal(signal.SIGINT, lambda signum, frame: pressed.set())
+    try:
+        highs.run()
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # --------------------------------------------------------------------------- Gurobi
@@ -456,8 +533,8 @@ def _solve_gurobi(form: StandardForm, spec: SolverSpec, options: SolverOptions) 
         try:
             model.optimize(callback)
         except gp.GurobiError as exc:
-            if exc.errno == 10010:
-                raise _licence_error(spec, form.size) from None
+            if _refused_for_size(spec, exc):
+                raise _licence_error(spec, form.size, refused=True) from None
             raise
         if callback and callback.error:
             raise callback.error
@@ -549,8 +626,8 @@ def _solve_cplex(form: StandardForm, spec: SolverSpec, options: SolverOptions) -
         try:
             problem.solve()
         except cplex.exceptions.CplexSolverError as exc:
-            if exc.args[2] == 1016:
-                raise _licence_error(spec, form.size) from None
+            if _refused_for_size(spec, exc):
+                raise _licence_error(spec, form.size, refused=True) from None
             raise
         return _cplex_outcome(problem, form, handoff)
     finally:
@@ -579,8 +656,10 @@ def _cplex_outcome(problem, form: StandardForm, handoff: float) -> dict:
     timed_out = {codes.MIP_time_limit_feasible, codes.MIP_time_limit_infeasible,
                  codes.abort_time_limit}
     infeasible = {codes.MIP_infeasible, codes.infeasible, codes.MIP_infeasible_or_unbounded}
+    interrupted = {codes.abort_user, codes.MIP_abort_feasible, codes.MIP_abort_infeasible}
     termination = ("optimal" if status in optimal else "time_limit" if status in timed_out
-                   else "infeasible" if status in infeasible else "error")
+                   else "infeasible" if status in infeasible
+                   else "interrupted" if status in interrupted else "error")
     has_solution = solution.is_primal_feasible()
     values = np.asarray(solution.get_values()) if has_solution else None
     bound = None
@@ -597,6 +676,16 @@ _CBC_STATUS = {"Optimal": "optimal", "Stopped on time": "time_limit", "Infeasibl
 
 
 def _solve_cbc(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
+    """CBC on an MPS file. Its preprocessing now and then returns a solution that violates the
+    model ("possible tolerance issue" in its log): CBC then solves again without it."""
+    raw = _run_cbc(form, spec, options, preprocess=True)
+    if raw["values"] is not None and model_violation(form, raw["values"]) > FEASIBILITY_TOLERANCE:
+        log.info("CBC's solution violates the model; solving again without preprocessing")
+        raw = _run_cbc(form, spec, options, preprocess=False)
+    return raw
+
+
+def _run_cbc(form: StandardForm, spec: SolverSpec, options: SolverOptions, preprocess: bool) -> dict:
     import highspy
 
     binary = _cbc_binary(spec)
@@ -609,18 +698,31 @@ def _solve_cbc(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> 
         writer.writeModel(str(mps))
         handoff = time.perf_counter() - start
         args = [binary, str(mps)]
-        for key, value in options.native(spec).items():
+        # CBC reports its bound and node count only with its log on: keep it on, show it with options.log
+        for key, value in {**options.native(spec), "log": 1}.items():
             args += [f"-{key}", str(value)]
         args += _cbc_start_and_cutoff(form, Path(tmp))
+        args += [] if preprocess else ["-preprocess", "off"]
         args += ["-solve", "-solu", str(sol)]
         run = subprocess.run(args, capture_output=True, text=True)
         if options.log:
             log.info(run.stdout)
         if run.returncode != 0 or not sol.exists():
-            tail = (run.stderr or run.stdout).strip().splitlines()[-1:] or ["no output"]
             return dict(termination="error", values=None, bound=None, handoff=handoff,
-                        message=f"CBC exited with code {run.returncode}: {tail[0]}")
-        return _cbc_outcome(sol.read_text(), run.stdout, form, handoff)
+                        message=_cbc_failure(run))
+        return _cbc_outcome(sol.read_text(errors="replace"), run.stdout, form, handoff)
+
+
+def _cbc_failure(run: subprocess.CompletedProcess) -> str:
+    """Why CBC left no solution file: the signal that killed it, or its exit code and last words."""
+    if run.returncode < 0:
+        try:
+            cause = signal.Signals(-run.returncode).name
+        except ValueError:
+            cause = f"signal {-run.returncode}"
+        return f"the CBC process was killed by {cause}"
+    tail = (run.stderr or run.stdout).strip().splitlines()[-1:] or ["no output"]
+    return f"CBC exited with code {run.returncode}: {tail[0]}"
 
 
 def _cbc_start_and_cutoff(form: StandardForm, folder: Path) -> list[str]:
@@ -640,26 +742,49 @@ def _cbc_start_and_cutoff(form: StandardForm, folder: Path) -> list[str]:
 
 def _cbc_outcome(solution: str, stdout: str, form: StandardForm, handoff: float) -> dict:
     lines = solution.splitlines()
-    head = lines[0] if lines else ""
+    if not lines:
+        return dict(termination="error", values=None, bound=None, handoff=handoff,
+                    message="CBC wrote an empty solution file")
+    head = lines[0]
     state = head.split(" - ")[0].strip()
     termination = next((v for k, v in _CBC_STATUS.items() if state.startswith(k)), "error")
     sign = -1.0 if form.maximize else 1.0
     values = None
-    if "objective value" in head and termination in ("optimal", "time_limit", "interrupted"):
-        values = np.zeros(len(form.c))
-        for line in lines[1:]:
-            parts = line.split()
-            if len(parts) >= 3 and parts[0].isdigit():
-                values[int(parts[0])] = float(parts[2])
+    # "Stopped on time (... no integer solution ...)": the values are a relaxation, not a solution
+    if ("objective value" in head and "no integer solution" not in head
+            and termination in ("optimal", "time_limit", "interrupted")):
+        values = _cbc_values(lines, form)
+        if values is None:
+            return dict(termination="error", values=None, bound=None, handoff=handoff,
+                        message=f"CBC's solution file is damaged: its values do not give the "
+                                f"objective of its first line {head[:80]!r}")
     bound_match = re.search(r"Lower bound:\s*(\S+)", stdout)
     bound = None
     if termination == "optimal" and values is not None:
         bound = float(form.c @ values + form.offset)
     elif bound_match:
-        bound = sign * float(bound_match.group(1)) + form.offset
+        bound = sign * float(bound_match.group(1))  # CBC's objective includes the MPS offset
     nodes = re.search(r"Enumerated nodes:\s*(\d+)", stdout)
-    return dict(termination=termination, values=values, bound=bound, handoff=handoff, message=head,
+    message = head if termination != "error" else f"CBC's solution file reads {head[:80]!r}"
+    return dict(termination=termination, values=values, bound=bound, handoff=handoff, message=message,
                 nodes=int(nodes.group(1)) if nodes else None)
+
+
+def _cbc_values(lines: list[str], form: StandardForm) -> np.ndarray | None:
+    """The values of a CBC solution file (nonzero columns as ``index name value``), or None when
+    a line does not parse or the values do not give the objective its first line reports."""
+    values = np.zeros(len(form.c))
+    try:
+        reported = float(lines[0].split()[-1])
+        for line in lines[1:]:
+            parts = line.split()
+            if len(parts) >= 3 and parts[0].isdigit():
+                values[int(parts[0])] = float(parts[2])
+    except (ValueError, IndexError):
+        return None
+    sign = -1.0 if form.maximize else 1.0  # CBC minimises; its objective includes the MPS offset
+    scale = 1.0 + float(np.abs(form.c) @ np.abs(values))  # the file rounds values to 8 digits
+    return values if abs(sign * reported - float(form.c @ values + form.offset)) <= 1e-6 * scale else None
 
 
 _NATIVE: dict[str, Callable[[StandardForm, SolverSpec, SolverOptions], dict]] = {
@@ -678,7 +803,14 @@ def _solve_pyomo(instance, form: StandardForm, spec: SolverSpec, options: Solver
     for key, value in options.native(spec).items():
         if key not in ("output_flag", "OutputFlag", "log", "mip.display"):
             solver.options[key.replace(".", "_")] = value
-    results = solver.solve(instance, load_solutions=False, tee=options.log)
+    quiet = contextlib.nullcontext() if options.log else contextlib.redirect_stderr(io.StringIO())
+    try:
+        with quiet:  # CPLEX writes its errors to stderr as well as raising them
+            results = solver.solve(instance, load_solutions=False, tee=options.log)
+    except Exception as exc:
+        if _refused_for_size(spec, exc):
+            raise _licence_error(spec, form.size, refused=True) from None
+        raise
     elapsed = time.perf_counter() - start
     condition = results.solver.termination_condition
     termination = {TC.optimal: "optimal", TC.maxTimeLimit: "time_limit",
@@ -695,13 +827,17 @@ def _solve_pyomo(instance, form: StandardForm, spec: SolverSpec, options: Solver
 
 
 # --------------------------------------------------------------------------- entry point
-def _licence_error(spec: SolverSpec, size: ModelSize) -> LicenceLimitError:
-    limit = spec.size_limit or {}
+def _licence_error(spec: SolverSpec, size: ModelSize, refused: bool = False) -> LicenceLimitError:
+    """The model is over the registry's size limit, or (``refused``) the solver's licence refused it."""
+    if refused:
+        over = f"which the installed {spec.name} licence refuses as over its size limit"
+    else:
+        over = (f"over the {spec.name} size-limited licence's limit of {spec.size_limit['variables']} "
+                f"variables and {spec.size_limit['constraints']} constraints")
     return LicenceLimitError(
-        f"The model has {size.variables} variables and {size.constraints} constraints, over the "
-        f"{spec.name} size-limited licence's limit of {limit.get('variables')} variables and "
-        f"{limit.get('constraints')} constraints; use a smaller instance (fewer samples or depth), "
-        f"a full {spec.name} licence, or another solver (e.g. --solver highs)."
+        f"The model has {size.variables} variables and {size.constraints} constraints, {over}; "
+        f"use a smaller instance (fewer samples or depth), a full {spec.name} licence, "
+        f"or another solver (e.g. --solver highs)."
     )
 
 
@@ -724,6 +860,7 @@ def solve_instance(instance, solver: str, options: SolverOptions | None = None,
     (solvers with lazy-constraint callbacks) is called at every incumbent, with the
     incumbent loaded into the instance, and returns the violated inequalities to add;
     ``on_solution`` (HiGHS) is called with every MIP solution found loaded into the instance.
+    A solver stopped by Ctrl-C raises KeyboardInterrupt, as Python code does.
     """
     options = options or SolverOptions()
     if get_spec(solver).kind != "milp":
@@ -756,8 +893,15 @@ def solve_instance(instance, solver: str, options: SolverOptions | None = None,
         raw = _solve_pyomo(instance, form, spec, options)
     else:
         raw = _NATIVE[spec.backend](form, spec, options)
+    if raw["termination"] == "interrupted":  # the solver stopped on Ctrl-C: so does the caller
+        raise KeyboardInterrupt
     total = time.perf_counter() - start
     values = raw["values"]
+    if values is not None and (violation := model_violation(form, values)) > FEASIBILITY_TOLERANCE:
+        raw.update(termination="error", message=(
+            f"{solver} returned a solution that violates the model by {violation:.2g}, over the "
+            f"tolerance of {FEASIBILITY_TOLERANCE:g}"))
+        values = None
     objective = None
     if values is not None:
         _load_values(form, values)

@@ -21,3 +21,15 @@ def _solver_params() -> list:
 def solver(request) -> str:
     """Name of an installed MILP solver (one test per registered MILP solver)."""
     return request.param
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption("--agreement-examples", type=int, default=None, metavar="N",
+                     help="Agreement harness: N fresh random instances per test and solver "
+                          "(default: the fixed, derandomised CI counts).")
+
+
+@pytest.fixture
+def agreement_examples(request) -> int | None:
+    """The ``--agreement-examples`` count, or None for the fixed CI counts."""
+    return request.config.getoption("--agreement-examples")

@@ -8,7 +8,6 @@ resuming and the Dask executor against the first.
 """
 from __future__ import annotations
 
-import importlib.resources
 import json
 import os
 import signal
@@ -35,6 +34,8 @@ from odtk.experiments.runner import retrain_runs
 from odtk.experiments.store import ResultStore
 from odtk.solvers import solver_status
 
+from fake_solvers import fake_cbc, fake_registry
+
 ROWS = 30               # rows sampled per dataset: a 14 / 8 / 8 train / validation / test split
 TIME_LIMIT = 20
 MAIN_GRID = {
@@ -53,7 +54,6 @@ MAIN_GRID = {
 }
 GRID_RUNS = 2 * 2 * (2 * 2 * 2 + 2 * 2 + 2)      # datasets × seeds × (flowoct + binoct + cp settings)
 GROUPS = 2 * 2 * (2 + 2 + 1)                     # (dataset, seed, method, solver) groups: retrain runs
-VERSION_LINE = "Welcome to the CBC MILP Solver Version: 2.10.12"
 
 needs_cbc = pytest.mark.skipif(not solver_status("cbc").available,
                                reason=f"cbc not installed: {solver_status('cbc').detail}")
@@ -192,22 +192,6 @@ def private_tmp(folder: Path) -> str:
     """A TMPDIR for a campaign's processes: what killed runs leave behind stays in the test's folder."""
     (folder / "tmp").mkdir(exist_ok=True)
     return str(folder / "tmp")
-
-
-def fake_cbc(path: Path, action: str) -> Path:
-    """A shell script that answers ``-quit`` like CBC and otherwise does ``action``."""
-    path.write_text(f'#!/bin/sh\nif [ "$1" = "-quit" ]; then echo "{VERSION_LINE}"; exit 0; fi\n{action}\n')
-    path.chmod(0o755)
-    return path
-
-
-def fake_registry(folder: Path, **executables: Path) -> Path:
-    """A solver registry: the bundled highs entry plus one copy of the cbc entry per fake binary."""
-    bundled = yaml.safe_load((importlib.resources.files("odtk") / "solvers.yaml").read_text())
-    entries = {"highs": bundled["highs"]}
-    for name, binary in executables.items():
-        entries[name] = {**bundled["cbc"], "description": f"fake CBC: {name}", "executable": str(binary)}
-    return write_yaml(folder / "solvers.yaml", entries)
 
 
 # --------------------------------------------------------------------------- fixtures

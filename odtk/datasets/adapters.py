@@ -1,7 +1,9 @@
 """The :class:`Dataset` container and adapters from DataFrames and CSV files."""
 from __future__ import annotations
 
+import codecs
 import csv
+import io
 import os
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
@@ -13,6 +15,9 @@ import pandas as pd
 from odtk.exceptions import DataError
 
 KINDS = ("binary", "numeric", "categorical")
+BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+BLANK = " \t\r\n"  # a line of only these (but the separator) is blank: pandas skips it
+DELIMITERS = ",;\t| "  # the separators read_csv detects
 
 
 @dataclass(frozen=True, eq=False)
@@ -102,18 +107,25 @@ def _check_frame(df: pd.DataFrame, name: str) -> None:
         raise DataError(f"Data '{name}' has no columns; it needs feature columns and a target column.")
     if len(df) == 0:
         raise DataError(f"Data '{name}' has no rows; provide at least one example per class.")
-    missing = df.isna().sum()
-    if missing.any():
-        column = missing.index[missing.to_numpy().nonzero()[0][0]]
-        raise DataError(f"Column {str(column)!r} of '{name}' has missing values in {missing[column]} rows; "
-                        "drop those rows or impute the values first.")
+    missing = df.isna()
+    if missing.to_numpy().any():
+        j = int(missing.to_numpy().any(axis=0).nonzero()[0][0])
+        raise DataError(f"Column {str(df.columns[j])!r} of '{name}' has missing values in "
+                        f"{first_row(missing.iloc[:, j])}; drop those rows or impute the values first.")
     numeric = df.select_dtypes("number")
     if numeric.shape[1]:
-        infinite = np.isinf(numeric.to_numpy(dtype=float)).sum(axis=0)
-        if infinite.any():
-            j = int(infinite.nonzero()[0][0])
+        infinite = numeric.apply(np.isinf)
+        if infinite.to_numpy().any():
+            j = int(infinite.to_numpy().any(axis=0).nonzero()[0][0])
             raise DataError(f"Column {str(numeric.columns[j])!r} of '{name}' has infinite values in "
-                            f"{infinite[j]} rows; drop those rows or replace the values.")
+                            f"{first_row(infinite.iloc[:, j])}; drop those rows or replace the values (a "
+                            "number beyond ±1.8e308 reads as infinite).")
+
+
+def first_row(mask: pd.Series) -> str:
+    """``"N rows (first: line L)"`` for the rows where ``mask`` holds, named by the index
+    (the file line for :func:`read_csv` frames, else the row label)."""
+    return f"{int(mask.sum())} rows (first: {mask.index.name or 'row'} {mask.index[mask.to_numpy()][0]})"
 
 
 def from_dataframe(df: pd.DataFrame, target: Hashable, *, categorical: Iterable[Hashable] | None = None,
@@ -143,7 +155,12 @@ def from_dataframe(df: pd.DataFrame, target: Hashable, *, categorical: Iterable[
     labels = df[target_name].reset_index(drop=True)
     if labels.nunique() < 2:
         raise DataError(f"Target {str(target_name)!r} of '{name}' has a single class; a classifier needs "
-                        "at least two classes.")
+                        "at least two classes: check that the target is the class column, or add rows of "
+                        "another class.")
+    if labels.nunique() == len(labels) > 2:  # an identifier or a measurement, not a class label
+        raise DataError(f"Target {str(target_name)!r} of '{name}' has a different value in each of its "
+                        f"{len(labels)} rows, like an identifier or a measured quantity; choose the column "
+                        "that holds the classes as target, or group the values into a few classes first.")
     kinds = infer_kinds(features, categorical)
     features.columns = [str(c) for c in features.columns]
     if features.columns.duplicated().any():
@@ -151,33 +168,93 @@ def from_dataframe(df: pd.DataFrame, target: Hashable, *, categorical: Iterable[
     return Dataset(name, features, labels, {str(c): k for c, k in kinds.items()})
 
 
-def _read_csv(path: Path, sep: str | None) -> pd.DataFrame:
-    if sep is not None:
-        return pd.read_csv(path, sep=sep, encoding="utf-8-sig")
+def _decode(raw: bytes, path: Path) -> str:
+    """The text of a CSV file: UTF-8, or UTF-8 / UTF-16 with a byte-order mark."""
+    encoding = next((name for bom, name in BOMS if raw.startswith(bom)), "utf-8")
     try:
-        return pd.read_csv(path, sep=None, engine="python", encoding="utf-8-sig")
-    except csv.Error:  # the sniffer found no separator, e.g. a single column
-        return pd.read_csv(path, encoding="utf-8-sig")
+        text = raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].decode(encoding, errors="replace").count("\n") + 1
+        raise DataError(f"CSV file '{path}' is not {encoding.removesuffix('-sig').upper()} text: byte "
+                        f"0x{raw[exc.start]:02x} on line {line} cannot be decoded; save the file as UTF-8 "
+                        "(e.g. 'CSV UTF-8' in a spreadsheet) and try again.") from None
+    text = text.lstrip("\ufeff")  # byte-order marks written more than once, which pandas would skip
+    if "\x00" in text:
+        raise DataError(f"CSV file '{path}' contains NUL characters (UTF-16 without a byte-order mark, or "
+                        "not a text file); save it as UTF-8 and try again.")
+    return text
+
+
+def _separator(text: str) -> str:
+    """The delimiter :class:`csv.Sniffer` finds in the first non-blank line; a comma if none."""
+    header = next(line for line in io.StringIO(text, newline="") if line.strip(BLANK))
+    try:
+        return csv.Sniffer().sniff(header, delimiters=DELIMITERS).delimiter
+    except csv.Error:
+        return ","
+
+
+def _rows(text: str, sep: str, path: Path) -> tuple[str, list[int]]:
+    """The CSV ``text`` rewritten with every field quoted and blank lines dropped, and the line of
+    ``text`` on which each data row starts.
+
+    The rewritten text gives pandas one unambiguous reading (the same values and types).
+    Refuses duplicate column names (pandas would rename them) and rows whose number of
+    fields differs from the header's (pandas would shift or pad them).
+    """
+    lines = io.StringIO(text, newline="").readlines()
+    reader = csv.reader(lines, delimiter=sep, strict=True)
+    rewritten = io.StringIO()
+    writer = csv.writer(rewritten, delimiter=sep, quoting=csv.QUOTE_ALL)
+    header, starts, end, blank = None, [], 0, BLANK.replace(sep, "")
+    try:
+        for fields in reader:
+            start, end = end + 1, reader.line_num
+            if start == end and not lines[start - 1].strip(blank):
+                continue
+            if header is None:
+                header = fields
+                duplicates = sorted({name for name in fields if fields.count(name) > 1})
+                if duplicates:
+                    raise DataError(f"CSV file '{path}' has duplicate column names {_preview(duplicates)}; "
+                                    "rename them to be unique.")
+            elif len(fields) != len(header):
+                raise DataError(f"Cannot parse CSV file '{path}': line {start} has {len(fields)} fields but "
+                                f"the header has {len(header)}; give every row one value per column and "
+                                f"quote values that contain {sep!r}.")
+            else:
+                starts.append(start)
+            writer.writerow(fields)
+    except csv.Error as exc:
+        raise DataError(f"Cannot parse CSV file '{path}' at line {reader.line_num} ({exc}); check the "
+                        "quoting: a value with a separator, quote or line break must be in double quotes, "
+                        "with its quotes doubled.") from None
+    return rewritten.getvalue(), starts
 
 
 def read_csv(path: str | os.PathLike, sep: str | None = None) -> pd.DataFrame:
     """Read a CSV file with a header row; ``sep=None`` detects the separator (comma if unsure).
 
-    A UTF-8 byte-order mark is ignored. Every reading problem becomes a one-line :class:`DataError`.
+    The file is UTF-8, or UTF-8 / UTF-16 with a byte-order mark. The frame's index holds the
+    line of the file on which each row starts (named ``line``), so errors can point at it.
+    Every reading problem, ragged rows and duplicate column names become a one-line :class:`DataError`.
     """
     path = Path(path)
     try:
-        if path.is_file() and path.stat().st_size == 0:
-            raise pd.errors.EmptyDataError
-        return _read_csv(path, sep)
+        text = _decode(path.read_bytes(), path)
     except FileNotFoundError:
         raise DataError(f"CSV file '{path}' not found; check the path.") from None
-    except pd.errors.EmptyDataError:
-        raise DataError(f"CSV file '{path}' is empty; it needs a header row and data rows.") from None
-    except (pd.errors.ParserError, csv.Error, UnicodeDecodeError, OSError) as exc:
-        reason = " ".join(str(exc).split())
-        raise DataError(f"Cannot parse CSV file '{path}' ({reason}); check the separator, quoting "
-                        "and that every row has as many fields as the header.") from None
+    except OSError as exc:
+        raise DataError(f"Cannot read CSV file '{path}' ({exc.strerror}); check the path.") from None
+    if not text.strip():
+        raise DataError(f"CSV file '{path}' is empty; it needs a header row and data rows.")
+    sep = sep or _separator(text)
+    if len(sep) != 1:
+        raise DataError(f"The separator must be one character, got {sep!r}; pass e.g. ',' or ';'.")
+    rewritten, lines = _rows(text, sep, path)
+    frame = pd.read_csv(io.StringIO(rewritten), sep=sep)
+    frame.index = pd.Index(lines, name="line")
+    return frame
 
 
 def from_csv(path: str | os.PathLike, target: Hashable, *, sep: str | None = None,

@@ -7,13 +7,14 @@ import numpy as np
 import pandas as pd
 from sklearn.exceptions import NotFittedError
 
-from odtk.datasets.adapters import Dataset, infer_kinds
+from odtk.datasets.adapters import Dataset, first_row, infer_kinds
 from odtk.exceptions import ConfigError, DataError
 
 MODES = ("binary", "scaled", "onehot")
 THRESHOLDS = ("midpoints", "quantiles")
 DEFAULT_QUANTILES = 10
 DEFAULT_BINS = 10  # one-hot mode: deciles
+MAX_CATEGORIES = 1000  # each category is a 0/1 column of the model
 
 
 def _frame(data: Dataset | pd.DataFrame) -> pd.DataFrame:
@@ -29,22 +30,31 @@ def _column(frame: pd.DataFrame, name: str) -> pd.Series:
         raise DataError(f"Column {name!r} used in training is missing from the data; "
                         "pass the same feature columns as in training.")
     column = frame[name]
-    missing = int(column.isna().sum())
-    if missing:
-        raise DataError(f"Column {name!r} has missing values in {missing} rows; drop or impute them first.")
+    missing = column.isna()
+    if missing.any():
+        raise DataError(f"Column {name!r} has missing values in {first_row(missing)}; drop or impute them first.")
     return column
 
 
 def _numbers(column: pd.Series) -> np.ndarray:
     try:
-        return pd.to_numeric(column).to_numpy(dtype=float)
+        values = pd.to_numeric(column).to_numpy(dtype=float)
     except (TypeError, ValueError):
         raise DataError(f"Column {column.name!r} must be numeric as in training but has non-numeric "
                         "values; convert or drop them.") from None
+    infinite = np.isinf(values)
+    if infinite.any():
+        rows = first_row(pd.Series(infinite, index=column.index))
+        raise DataError(f"Column {column.name!r} has infinite values in {rows}; drop those rows or replace the values.")
+    return values
 
 
 def _categories(column: pd.Series) -> list:
     values = column.unique().tolist()
+    if len(values) > MAX_CATEGORIES:
+        raise DataError(f"Categorical column {column.name!r} has {len(values)} distinct values; at most "
+                        f"{MAX_CATEGORIES} are supported, as each becomes a 0/1 column of the model. Drop "
+                        "the column if it identifies rows, or merge rare values into fewer categories.")
     try:
         return sorted(values)
     except TypeError:
@@ -107,12 +117,16 @@ class FeatureEncoder:
             raise DataError(f"Unknown kind {kind!r} for column {column.name!r}; use binary, numeric or categorical.")
         values = _numbers(column)
         if self.mode == "scaled":
-            return [float(values.min()), float(values.max())]
+            low, high = float(values.min()), float(values.max())
+            if not np.isfinite(high - low):
+                raise DataError(f"Numeric column {column.name!r} spans {low:g} to {high:g}, a range too wide "
+                                "to scale in floating point; divide the column by a large power of 10 first.")
+            return [low, high]
         return self._thresholds(values)
 
     def _thresholds(self, values: np.ndarray) -> list[float]:
         distinct = np.unique(values)
-        mids = (distinct[:-1] + distinct[1:]) / 2
+        mids = distinct[:-1] / 2 + distinct[1:] / 2  # no overflow near ±1.8e308
         if self.mode == "onehot":
             cap = self.max_thresholds or DEFAULT_BINS - 1
         elif self.thresholds == "midpoints":
@@ -164,8 +178,10 @@ class FeatureEncoder:
             return column.to_numpy(dtype=object)[:, None] == np.array(params, dtype=object)[None, :]
         values = _numbers(column)[:, None]
         if kind == "binary":
-            if not np.isin(values, (0, 1)).all():
-                raise DataError(f"Column {column.name!r} was binary (0/1) in training but has other values.")
+            other = ~np.isin(values[:, 0], (0, 1))
+            if other.any():
+                raise DataError(f"Column {column.name!r} was binary (0/1) in training but has other values in "
+                                f"{first_row(pd.Series(other, index=column.index))}; pass 0/1 values as in training.")
             return np.hstack([values == 0, values == 1]) if self.mode == "onehot" else values
         if self.mode == "onehot":
             bins = np.searchsorted(np.asarray(params, dtype=float), values[:, 0], side="left")
@@ -210,6 +226,26 @@ class FeatureEncoder:
         """Rebuild a fitted encoder from :meth:`to_dict` output."""
         encoder = cls(data["mode"], data["thresholds"], data["max_thresholds"])
         encoder.kinds_ = {str(name): str(kind) for name, kind in data["kinds"].items()}
-        encoder.params_ = {name: list(data["params"][name]) for name in encoder.kinds_}
+        encoder.params_ = {name: encoder._saved_params(name, kind, data["params"][name])
+                           for name, kind in encoder.kinds_.items()}
         encoder._layout()
         return encoder
+
+    def _saved_params(self, name: str, kind: str, params: Any) -> list:
+        """Saved parameters of one column if they are what :meth:`fit` makes; else a DataError."""
+        numbers = isinstance(params, list) and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) for v in params)
+        if kind == "binary":
+            valid, expected = params == [], "no parameters"
+        elif kind == "categorical":
+            valid, expected = isinstance(params, list) and all(
+                isinstance(v, (str, int, float)) for v in params), "a list of category values"
+        elif kind == "numeric" and self.mode == "scaled":
+            valid, expected = numbers and len(params) == 2 and params[0] <= params[1], "[min, max]"
+        elif kind == "numeric":
+            valid, expected = numbers and all(np.diff(params) > 0), "increasing finite thresholds"
+        else:
+            raise DataError(f"column {name!r} has unknown kind {kind!r}; kinds are binary, numeric, categorical")
+        if not valid:
+            raise DataError(f"column {name!r} ({kind}) has parameters that are not {expected}")
+        return list(params)

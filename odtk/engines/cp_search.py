@@ -86,6 +86,7 @@ def search(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int, min_support
                          "lower it.")
     start = time.perf_counter()
     deadline = start + time_limit if time_limit is not None else float("inf")
+    depth = depth if X.shape[1] else 0  # nothing to test: the tree is a leaf
     engine = _Search(np.asarray(X, dtype=bool), np.asarray(y), n_classes, min_support,
                      counting_depth, deadline)
     with threadpool_limits(limits=1, user_api="blas"):  # small products: threads only cost

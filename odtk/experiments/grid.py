@@ -32,12 +32,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from odtk import api
 from odtk.datasets import load_dataset
+from odtk.datasets.encoders import THRESHOLDS
 from odtk.exceptions import ConfigError, OdtkError
-from odtk.solvers import get_spec
+from odtk.skeletons import MAX_DEPTH, SHAPES, parse_widths
+from odtk.solvers import get_spec, parse_yaml
 
 GRID_KEYS = {"name", "datasets", "seeds", "split", "solvers", "time_limit", "threads", "guard",
              "methods", "selection"}
@@ -63,14 +63,12 @@ def load_grid(path: str | Path) -> Grid:
     """Read, validate and expand a grid file; every problem is a one-line ConfigError."""
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(f"Grid file {path} not found; check the path.") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"Cannot read grid file {path}: {exc}.") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"Grid file {path} is not valid YAML: {' '.join(str(exc).split())[:200]}.") from None
-    return parse_grid(raw, str(path))
+        raise ConfigError(f"Cannot read grid file {path} ({exc}); save it as UTF-8 text.") from None
+    return parse_grid(parse_yaml(text, f"Grid file {path}"), str(path))
 
 
 def parse_grid(raw: Any, source: str = "grid") -> Grid:
@@ -91,7 +89,7 @@ def parse_grid(raw: Any, source: str = "grid") -> Grid:
     selection = _mapping(spec.get("selection", {}), f"{source}: selection", SELECTION_KEYS)
     keep = selection.get("keep", [])
     keep = tuple(keep if isinstance(keep, list) else [keep])
-    if not set(keep) <= set(KEEPABLE):
+    if not all(field in KEEPABLE for field in keep):
         raise ConfigError(f"{source}: selection.keep may hold {', '.join(KEEPABLE)}; got {list(keep)}.")
     retrain = selection.get("retrain", True)
     if not isinstance(retrain, bool):
@@ -115,12 +113,12 @@ def _method(raw: Any, where: str, common: dict[str, Any]) -> list[dict[str, Any]
     model = spec["model"]
     if model not in api.available_models():
         raise ConfigError(f"{where}: unknown model {model!r}; known: {', '.join(api.available_models())}.")
-    depths = [_whole(d, f"{where}: depth", 0) for d in _listed(spec.get("depth", [None]), f"{where}: depth")
-              if d is not None] or [None]
-    skeletons = [str(s) for s in _listed(spec.get("skeleton", [None]), f"{where}: skeleton")
-                 if s is not None] or [None]
+    depths = [_whole(d, f"{where}: depth", 0, MAX_DEPTH)
+              for d in _listed(spec.get("depth", [None]), f"{where}: depth") if d is not None] or [None]
+    skeletons = [_skeleton(s, f"{where}: skeleton")
+                 for s in _listed(spec.get("skeleton", [None]), f"{where}: skeleton") if s is not None] or [None]
     options = _mapping(spec.get("options", {}), f"{where}: options", None)
-    settings = _mapping(spec.get("settings", {}), f"{where}: settings", SETTINGS)
+    settings = _settings(spec.get("settings", {}), f"{where}: settings")
     names = sorted(options)
     combos = [dict(zip(names, values)) for values in
               itertools.product(*(_listed(options[n], f"{where}: options.{n}") for n in names))]
@@ -136,6 +134,35 @@ def _method(raw: Any, where: str, common: dict[str, Any]) -> list[dict[str, Any]
              "options": combo, "settings": settings, "time_limit": time_limit,
              "threads": common["threads"], "guard": common["guard"]}
             for depth, skeleton, combo, solver in itertools.product(depths, skeletons, combos, solvers)]
+
+
+def _skeleton(raw: Any, where: str) -> str:
+    """A skeleton: widths such as 1-2-4 (YAML reads a lone width as a number) or a topology name."""
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)):
+        raise ConfigError(f"{where} must be widths such as 1-2-4 or a topology name, got {raw!r}.")
+    text = str(raw)
+    if text not in SHAPES:
+        try:
+            parse_widths(text)
+        except OdtkError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+    return text
+
+
+def _settings(raw: Any, where: str) -> dict[str, Any]:
+    """The fixed ``odtk.solve`` arguments of a method, checked as ``odtk.solve`` would use them."""
+    settings = _mapping(raw, where, SETTINGS)
+    choices = {"strategy": api.STRATEGIES, "thresholds": THRESHOLDS}
+    for name, allowed in choices.items():
+        if name in settings and settings[name] not in allowed:
+            raise ConfigError(f"{where}: {name} must be one of {', '.join(allowed)}, got {settings[name]!r}.")
+    if "heuristic_time" in settings:
+        _seconds(settings["heuristic_time"], f"{where}: heuristic_time")
+    if settings.get("max_thresholds") is not None:
+        _whole(settings["max_thresholds"], f"{where}: max_thresholds", 1)
+    if not isinstance(settings.get("positive_class", ""), (str, int, float)):
+        raise ConfigError(f"{where}: positive_class must be one class label, got {settings['positive_class']!r}.")
+    return settings
 
 
 def _dataset(entry: Any, source: str) -> tuple[str, int | None]:
@@ -173,7 +200,8 @@ def _split(raw: Any, source: str) -> list[float]:
 
 def _mapping(raw: Any, where: str, allowed: set[str] | None, required: tuple[str, ...] = ()) -> dict:
     if not isinstance(raw, dict):
-        raise ConfigError(f"{where} must be a mapping (key: value), got {type(raw).__name__}.")
+        got = "nothing" if raw is None else type(raw).__name__
+        raise ConfigError(f"{where} must be a mapping (key: value), got {got}.")
     unknown = sorted(set(map(str, raw)) - allowed) if allowed is not None else []
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}.")
@@ -194,9 +222,10 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _whole(value: Any, where: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ConfigError(f"{where} must be a whole number ≥ {low}, got {value!r}.")
+def _whole(value: Any, where: str, low: int, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+        bounds = f"from {low} to {high}" if high is not None else f"≥ {low}"
+        raise ConfigError(f"{where} must be a whole number {bounds}, got {value!r}.")
     return value
 
 

@@ -17,9 +17,9 @@ half a report file.
 """
 from __future__ import annotations
 
+import io
 import math
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormat
 from odtk.exceptions import DataError, SkeletonError
 from odtk.experiments.runner import select
 from odtk.experiments.store import COLUMNS, ResultStore
-from odtk.models import write_text_atomic
+from odtk.models import write_atomic
 from odtk.skeletons import SHAPES, parse_widths, topology_skeleton
 
 SETTING = ["options", "depth", "skeleton"]
@@ -56,8 +56,12 @@ def write_report(db_path: str | os.PathLike, out_dir: str | os.PathLike, force: 
     db_path, out_dir = Path(db_path), Path(out_dir)
     if not db_path.is_file():
         raise DataError(f"Results database {db_path} does not exist; run the campaign first or check --db.")
-    runs = _typed(ResultStore(db_path).frame().drop(columns="model"))
-    out_dir.mkdir(parents=True, exist_ok=True)
+    runs = _typed(ResultStore(db_path, read_only=True).frame().drop(columns="model"))
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataError(f"Cannot create the report folder {out_dir} ({exc.strerror}); choose another --out "
+                        "folder.") from None
     existing = [name for name in FILES if (out_dir / name).exists()]
     if existing and not force:
         raise DataError(f"{out_dir} already holds {', '.join(existing)}; pass --force to overwrite the report.")
@@ -71,7 +75,7 @@ def write_report(db_path: str | os.PathLike, out_dir: str | os.PathLike, force: 
         "failures.md": _failures_markdown(runs, db_path),
     }
     for name, text in texts.items():
-        write_text_atomic(out_dir / name, text, force=True)
+        write_atomic(out_dir / name, text, force=True)
     styles = _method_styles(runs)
     plotters: dict[str, Callable[[Axes], None]] = {
         "profile.png": lambda ax: _plot_profile(ax, runs, styles),
@@ -186,17 +190,12 @@ def _cell(value: Any) -> str:
 
 
 def _save_plot(path: Path, plot: Callable[[Axes], None]) -> None:
-    """Draw ``plot`` on a fresh figure and save it as PNG via a temporary file."""
+    """Draw ``plot`` on a fresh figure and save it as PNG (atomically)."""
     figure = Figure(figsize=FIGSIZE, dpi=DPI, layout="constrained")
     plot(figure.add_subplot())
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            figure.savefig(stream, format="png", dpi=DPI)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    image = io.BytesIO()
+    figure.savefig(image, format="png", dpi=DPI)
+    write_atomic(path, image.getvalue(), force=True)
 
 
 def _method_styles(runs: pd.DataFrame) -> dict[str, dict[str, str]]:

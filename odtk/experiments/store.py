@@ -66,22 +66,24 @@ _UPSERT = (
 
 
 class ResultStore:
-    """A results database file (created on first use)."""
+    """A results database file (created on first use; ``read_only``: for reports, its tables
+    are neither created nor altered)."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, read_only: bool = False):
         self.path = Path(path)
         if not self.path.parent.is_dir():
             raise DataError(f"Folder {self.path.parent} does not exist; create it first.")
         try:
             with self._connect() as db:
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute(f"CREATE TABLE IF NOT EXISTS runs ({', '.join(f'{c} {t}' for c, t in COLUMNS.items())})")
+                if not read_only:
+                    db.execute("PRAGMA journal_mode=WAL")
+                    db.execute(f"CREATE TABLE IF NOT EXISTS runs ({', '.join(f'{c} {t}' for c, t in COLUMNS.items())})")
                 known = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
         except sqlite3.DatabaseError as exc:
             raise DataError(f"{self.path} is not an odtk results database ({exc}); "
                             "choose another --db file.") from None
         if known != set(COLUMNS):
-            raise DataError(f"{self.path} holds a 'runs' table of another layout; choose another --db file.")
+            raise DataError(f"{self.path} holds no 'runs' table of odtk's layout; choose another --db file.")
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:

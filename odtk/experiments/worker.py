@@ -26,7 +26,7 @@ import pandas as pd
 import odtk
 from odtk.datasets import Dataset, load_dataset, train_val_test_split
 from odtk.exceptions import OdtkError
-from odtk.models import write_text_atomic
+from odtk.models import write_atomic
 
 
 def now() -> str:
@@ -106,4 +106,4 @@ def main(result_file: str) -> None:
         row = {**run, "status": "failed", "finished": now(),
                "message": f"internal error {type(exc).__name__}: {exc} "
                           f"({Path(origin.filename).name}:{origin.lineno})"}
-    write_text_atomic(result_file, json.dumps(row), force=True)
+    write_atomic(result_file, json.dumps(row), force=True)

@@ -1,0 +1,616 @@
+"""A catalogue of hostile inputs, end to end through the ``odtk`` command line.
+
+Every hostile input is either refused — exit code 1, one line on stderr naming the problem
+and its fix, and every file in the folder exactly as before (no output, no half-written or
+temporary file) — or, when it is valid after all, gives the right answer.
+
+=====================================================  ===================================================
+input                                                  tested in
+=====================================================  ===================================================
+CSV: ragged rows, bad quoting, undecodable bytes,      test_bad_csv_is_refused
+UTF-16 without BOM, NaN / inf / -inf / empty cells,
+1e400, one class, all-unique target, empty file,
+header only, duplicate column names
+CSV: target missing or out of range                    test_missing_target_is_refused
+CSV: file missing                                      tests/test_cli.py::test_bad_csv_inputs
+CSV: UTF-8 / UTF-16 BOMs, CRLF, blank lines            test_valid_csv_variants_solve
+CSV: newlines, quotes, commas inside a quoted field    test_quoted_newlines_survive_solve_and_predict
+CSV: fuzzed bytes                                      test_fuzzed_csv_files_are_read_or_refused_in_one_line
+CSV: huge values (1e308, 1.7e308)                      test_huge_finite_values_split_correctly,
+                                                       test_range_too_wide_to_scale_is_refused
+CSV: a column with thousands of categories             test_thousands_of_categories_are_refused_at_once
+skeleton strings, fuzzed / on the command line         test_fuzzed_skeletons_are_valid_or_refused_with_an_example,
+                                                       test_bad_skeletons_on_the_command_line
+model JSON: truncated, not JSON, other format or       test_damaged_model_files_are_refused
+version, edited graph, encoder, classes or thresholds
+model JSON: the CSV does not fit the model             test_rows_that_do_not_fit_the_model_are_refused
+``solvers.yaml`` named by ``$ODTK_SOLVERS``            test_bad_solver_registry_is_refused,
+                                                       test_registry_tags_cannot_run_commands,
+                                                       test_missing_registry_file
+grid: unknown keys, model, solver, dataset or option,  tests/test_experiments.py::test_bad_grids_are_one_line_errors
+split, negative time limit, non-mapping top level
+grid: ``!!python/object/apply`` running a command      tests/test_experiments.py::
+                                                       test_grid_yaml_cannot_construct_python_objects
+grid: missing file                                     tests/test_experiments.py::test_missing_grid_file
+grid: other tags, empty, bad syntax or encoding,       test_bad_grid_is_refused
+wrong types and values
+outputs: existing ``--output`` / ``--dot`` (fails      test_existing_output_is_refused_before_solving,
+before solving), ``--force``, a solve failing late,    test_force_replaces_both_outputs,
+one file for both, missing or unwritable folders       test_failing_solve_writes_nothing,
+                                                       test_same_file_for_model_and_drawing_is_refused,
+                                                       test_unwritable_output_is_refused_before_solving,
+                                                       test_read_only_folder_is_refused
+``odtk predict --output``                              test_predict_output_needs_force
+``odtk experiment report --out``                       test_existing_report_needs_force,
+                                                       test_report_folder_that_cannot_be_made_is_refused
+=====================================================  ===================================================
+"""
+from __future__ import annotations
+
+import codecs
+import importlib.resources
+import io
+import json
+import os
+import sqlite3
+import stat
+from collections.abc import Callable
+from contextlib import closing
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner, Result
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from odtk import api
+from odtk.cli import main
+from odtk.datasets import from_csv, read_csv
+from odtk.exceptions import DataError, SkeletonError
+from odtk.experiments.store import ResultStore
+from odtk.skeletons import EXAMPLE, MAX_DEPTH, diagram_skeleton, parse_widths
+from odtk.solvers import registry
+
+HEADER = "a,b,v,y"
+ROWS = [f"{i % 2},{i // 2 % 2},{i},{'yes' if i % 2 else 'no'}" for i in range(12)]  # y is yes when a is 1
+BASE = "\n".join([HEADER, *ROWS]) + "\n"
+SOLVE = ["solve", "--model", "flowoct", "--depth", "1", "--solver", "highs"]
+SOLVED = "[node 1] a ?"  # the optimal depth-1 tree of BASE
+
+
+def odtk(*args: object, env: dict[str, str] | None = None) -> Result:
+    return CliRunner().invoke(main, [str(arg) for arg in args], env=env, prog_name="odtk")
+
+
+def snapshot(folder: Path) -> dict[str, bytes | None]:
+    """Every file (with its bytes) and folder under ``folder``."""
+    return {str(path.relative_to(folder)): path.read_bytes() if path.is_file() else None
+            for path in folder.rglob("*")}
+
+
+def assert_refused(result: Result, *words: str) -> None:
+    """Exit code 1 and one line on stderr, ``odtk: error: ...``, holding every word."""
+    assert isinstance(result.exception, SystemExit) and result.exit_code == 1, (result.exception, result.output)
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("odtk: error: "), result.stderr
+    missing = [word for word in words if word not in lines[0]]
+    assert not missing, f"{missing} not in {lines[0]!r}"
+
+
+def assert_refused_untouched(folder: Path, args: list, *words: str, env: dict[str, str] | None = None) -> None:
+    """``odtk args`` is refused and leaves ``folder`` exactly as it was."""
+    before = snapshot(folder)
+    assert_refused(odtk(*args, env=env), *words)
+    assert snapshot(folder) == before
+
+
+def solve_args(folder: Path, csv: Path, *extra: object, target: str = "y") -> list:
+    """Solve ``csv`` saving the model and its DOT drawing into ``folder``."""
+    return [*SOLVE, "--csv", csv, "--target", target, *extra,
+            "--output", folder / "m.json", "--dot", folder / "m.dot"]
+
+
+def edit_line(line: int, text: str) -> str:
+    """BASE with file line ``line`` (the header is line 1) replaced by ``text``."""
+    lines = BASE.splitlines()
+    lines[line - 1] = text
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture
+def base_csv(tmp_path: Path) -> Path:
+    path = tmp_path / "data.csv"
+    path.write_text(BASE)
+    return path
+
+
+# --------------------------------------------------------------------------- CSV files
+BAD_CSVS: dict[str, tuple[str | bytes, list[str]]] = {
+    "ragged-long-row": (edit_line(6, "0,0,4,no,7"), ["line 6 has 5 fields", "header has 4", "one value per column"]),
+    "ragged-short-row": (edit_line(6, "0,0,no"), ["line 6 has 3 fields", "header has 4", "one value per column"]),
+    "trailing-separators": (BASE.replace("\n", ",\n").replace(HEADER + ",", HEADER),
+                            ["line 2 has 5 fields", "header has 4"]),
+    "stray-quote": (edit_line(6, '0,0,"4"x,no'), ["line 6", "quoting", "double quotes"]),
+    "latin-1-bytes": (edit_line(6, "0,0,4,né").encode("latin-1"),
+                      ["not UTF-8", "0xe9 on line 6", "save the file as UTF-8"]),
+    "utf-16-without-bom": (BASE.encode("utf-16-le"),
+                           ["NUL", "UTF-16 without a byte-order mark", "save it as UTF-8"]),
+    "overflow-1e400": (edit_line(6, "0,0,1e400,no"), ["'v'", "infinite values in 1 rows", "line 6", "drop those rows"]),
+    "nan": (edit_line(6, "0,0,nan,no"), ["'v'", "missing values in 1 rows", "line 6", "drop those rows or impute"]),
+    "NaN": (edit_line(6, "0,0,NaN,no"), ["'v'", "missing values", "line 6", "impute"]),
+    "empty-cell": (edit_line(6, "0,0,,no"), ["'v'", "missing values", "line 6", "impute"]),
+    "inf": (edit_line(6, "0,0,inf,no"), ["'v'", "infinite values in 1 rows", "line 6", "replace the values"]),
+    "minus-inf": (edit_line(6, "0,0,-inf,no"), ["'v'", "infinite values", "line 6", "replace the values"]),
+    "empty-label": (edit_line(6, "0,0,4,"), ["'y'", "missing values", "line 6", "drop those rows"]),
+    "one-class": (BASE.replace("yes", "no"), ["single class", "at least two classes", "class column"]),
+    # Every row its own class: an identifier or a measurement chosen as target by mistake. Solving
+    # would give one class per row (and a MILP growing with rows × classes), so it is refused.
+    "all-unique-target": ("\n".join([HEADER, *(row.rsplit(",", 1)[0] + f",id{k}" for k, row in enumerate(ROWS))]),
+                          ["different value in each of its 12 rows", "choose the column that holds the classes"]),
+    "empty-file": ("", ["data.csv", "is empty", "header row"]),
+    "blank-lines-only": ("\n  \n\t\n", ["data.csv", "is empty", "header row"]),
+    "header-only": (HEADER + "\n", ["no rows", "at least one example"]),
+    "duplicate-columns": (BASE.replace(HEADER, "a,a,v,y"), ["duplicate column names 'a'", "rename them"]),
+}
+
+
+@pytest.mark.parametrize("content, words", BAD_CSVS.values(), ids=BAD_CSVS.keys())
+def test_bad_csv_is_refused(tmp_path, content, words):
+    path = tmp_path / "data.csv"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    assert_refused_untouched(tmp_path, solve_args(tmp_path, path), *words)
+
+
+@pytest.mark.parametrize("target, words", [
+    ("label", ["'label' not found", "available columns", "'y'", "Pass one of them"]),
+    ("9", ["position 9 is out of range", "use 0..3"]),
+])
+def test_missing_target_is_refused(tmp_path, base_csv, target, words):
+    assert_refused_untouched(tmp_path, solve_args(tmp_path, base_csv, target=target), *words)
+
+
+@pytest.mark.parametrize("encode", [
+    lambda text: codecs.BOM_UTF8 + text.encode(),
+    lambda text: text.encode("utf-16"),  # with a byte-order mark
+    lambda text: codecs.BOM_UTF16_BE + text.encode("utf-16-be"),
+    lambda text: text.replace("\n", "\r\n").encode(),
+    lambda text: text.replace("\n", "\n\n  \n").encode(),  # blank lines, which are skipped
+], ids=["utf-8-bom", "utf-16-le-bom", "utf-16-be-bom", "crlf", "blank-lines"])
+def test_valid_csv_variants_solve(tmp_path, encode):
+    path = tmp_path / "data.csv"
+    path.write_bytes(encode(BASE))
+    run = odtk(*solve_args(tmp_path, path))
+    assert run.exit_code == 0, run.output
+    assert SOLVED in run.stdout and "accuracy    1.0000 on 12 training samples" in run.stdout
+
+
+def test_quoted_newlines_survive_solve_and_predict(tmp_path):
+    label = 'yes, "really"\nyes'
+    frame = pd.read_csv(io.StringIO(BASE)).assign(y=lambda f: f["y"].replace("yes", label))
+    path = tmp_path / "data.csv"
+    frame.to_csv(path, index=False)
+    assert '"yes, ""really""\nyes"' in path.read_text()
+    run = odtk(*solve_args(tmp_path, path))
+    assert run.exit_code == 0, run.output
+    assert "accuracy    1.0000 on 12 training samples" in run.stdout
+    run = odtk("predict", "--model-file", tmp_path / "m.json", "--csv", path, "--output", tmp_path / "p.csv")
+    assert run.exit_code == 0, run.output
+    predicted = pd.read_csv(tmp_path / "p.csv")
+    assert predicted["prediction"].tolist() == predicted["y"].tolist() == frame["y"].tolist()
+
+
+def test_huge_finite_values_split_correctly(tmp_path):
+    """The midpoint of 1e308 and 1.7e308 is 1.35e308, not an overflow to infinity."""
+    path = tmp_path / "huge.csv"
+    path.write_text("d,y\n" + "".join(f"{1.7e308 if k % 2 else 1e308},{'yes' if k % 2 else 'no'}\n"
+                                      for k in range(12)))
+    run = odtk(*solve_args(tmp_path, path))
+    assert run.exit_code == 0, run.output
+    assert "d<=1.35e+308 ?" in run.stdout and "accuracy    1.0000" in run.stdout
+    run = odtk("predict", "--model-file", tmp_path / "m.json", "--csv", path)
+    assert run.exit_code == 0 and run.stdout.split() == ["no", "yes"] * 6
+
+
+def test_range_too_wide_to_scale_is_refused(tmp_path):
+    path = tmp_path / "wide.csv"
+    path.write_text("d,y\n" + "".join(f"{-1.7e308 if k % 2 else 1.7e308},{k % 2}\n" for k in range(12)))
+    args = solve_args(tmp_path, path)
+    args[args.index("flowoct")] = "odd"
+    args[args.index("--depth"):args.index("--depth") + 2] = ["--skeleton", "1"]
+    assert_refused_untouched(tmp_path, args, "'d'", "range too wide", "divide the column")
+
+
+def test_thousands_of_categories_are_refused_at_once(tmp_path):
+    """3000 categories make 3000 0/1 columns: a depth-1 FlowOCT on 3000 rows then takes
+    2 GB and finds no solution in a minute, so such a column is refused before any model is built."""
+    path = tmp_path / "codes.csv"
+    path.write_text("code,a,y\n" + "".join(f"c{k},{k % 2},{k % 2}\n" for k in range(3000)))
+    assert_refused_untouched(tmp_path, solve_args(tmp_path, path), "'code'", "3000 distinct values",
+                             "at most 1000", "Drop the column")
+
+
+CSV_PIECES = st.sampled_from([",", ";", "\t", " ", '"', "\n", "\r", "\r\n", "\ufeff", "a", "0", "1", "é",
+                              "nan", "inf", "1e400"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(CSV_PIECES, max_size=40).map("".join), st.sampled_from(["utf-8", "utf-16"]))
+def test_fuzzed_csv_files_are_read_or_refused_in_one_line(tmp_path_factory, text, encoding):
+    """Whatever the bytes, a CSV is read with one row per data line, or refused with a DataError."""
+    path = tmp_path_factory.getbasetemp() / "fuzzed.csv"
+    path.write_bytes(text.encode(encoding))
+    try:
+        frame = read_csv(path)
+        from_csv(path, -1)
+    except DataError as error:
+        assert "\n" not in str(error)
+        return
+    assert frame.index.name == "line" and frame.index.is_monotonic_increasing and frame.index.is_unique
+
+
+# --------------------------------------------------------------------------- skeleton strings
+PART = st.one_of(st.integers(-3, 9).map(str), st.integers(min_value=10**6).map(str), st.text(max_size=3),
+                 st.sampled_from(["", " 1 ", "٣", "１", "1_0", "+1", "0x1", "1.0", "²", "\n", "-", "9" * 5000]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.lists(PART, max_size=MAX_DEPTH + 2).map("-".join), st.text()))
+def test_fuzzed_skeletons_are_valid_or_refused_with_an_example(text):
+    try:
+        widths = parse_widths(text)
+    except SkeletonError as error:
+        assert "\n" not in str(error) and EXAMPLE in str(error)
+        return
+    assert widths[0] == 1 and len(widths) <= MAX_DEPTH
+    assert all(0 < below <= 2 * above for above, below in zip(widths, widths[1:]))
+    assert [diagram_skeleton(text).nodes[n]["layer"] for n in range(sum(widths))] == \
+        [layer for layer, width in enumerate(widths) for _ in range(width)]
+
+
+@pytest.mark.parametrize("model, skeleton, words", [
+    ("flowoct", "1-2-0", ["width below 1"]),
+    ("flowoct", "abc", ["not a dash-separated list of whole numbers"]),
+    ("flowoct", "1-99999999", ["layer 1 has 99999999 nodes", "at most 2"]),
+    ("odd", "1-2-0", ["width below 1"]),
+    ("odd", "-".join(["1"] * (MAX_DEPTH + 1)), [f"{MAX_DEPTH + 1} layers", f"at most {MAX_DEPTH}"]),
+    ("odd", "1--2", ["whole numbers"]),
+])
+def test_bad_skeletons_on_the_command_line(tmp_path, base_csv, model, skeleton, words):
+    args = ["solve", "--model", model, "--csv", base_csv, "--target", "y", "--skeleton", skeleton,
+            "--output", tmp_path / "m.json", "--dot", tmp_path / "m.dot"]
+    assert_refused_untouched(tmp_path, args, *words, f"Example: {EXAMPLE}")
+
+
+# --------------------------------------------------------------------------- model files
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory) -> dict[str, str]:
+    """Model files learned from BASE: a FlowOCT tree and an ODD diagram (a hyperplane)."""
+    folder = tmp_path_factory.mktemp("models")
+    (folder / "data.csv").write_text(BASE)
+    models = {}
+    for name, shape in [("flowoct", ["--depth", "1"]),
+                        ("odd", ["--skeleton", "1", "--strategy", "heuristic", "--heuristic-time", "0.2"])]:
+        run = odtk("solve", "--model", name, *shape, "--csv", folder / "data.csv", "--target", "y",
+                   "--output", folder / f"{name}.json")
+        assert run.exit_code == 0, run.output
+        models[name] = (folder / f"{name}.json").read_text()
+    return models
+
+
+def test_saved_model_predicts_the_training_labels(tmp_path, base_csv, saved):
+    for text in saved.values():
+        (tmp_path / "m.json").write_text(text)
+        run = odtk("predict", "--model-file", tmp_path / "m.json", "--csv", base_csv)
+        assert run.exit_code == 0, run.output
+        assert run.stdout.split() == [row.rsplit(",", 1)[1] for row in ROWS]
+
+
+def _edited(change: Callable[[dict], object]) -> Callable[[str], str]:
+    def edit(text: str) -> str:
+        model = json.loads(text)
+        change(model)
+        return json.dumps(model)
+    return edit
+
+
+def _nodes(model: dict) -> dict[int, dict]:
+    return {node["id"]: node for node in model["graph"]["nodes"]}
+
+
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
+DAMAGED: dict[str, tuple[str, Callable[[str], str | bytes], list[str]]] = {
+    "empty": ("flowoct", lambda text: "", ["not valid JSON", "truncated", "re-train"]),
+    "cut-after-1-byte": ("flowoct", lambda text: text[:1], ["not valid JSON", "restore the saved file"]),
+    "cut-in-half": ("flowoct", lambda text: text[:len(text) // 2], ["not valid JSON", "restore the saved file"]),
+    "cut-before-last-brace": ("flowoct", lambda text: text.rstrip()[:-1], ["not valid JSON", "re-train"]),
+    "not-json": ("flowoct", lambda text: "model: yes\n", ["not valid JSON", "re-train"]),
+    "binary": ("flowoct", lambda text: PNG, ["Cannot read model file", "model JSON saved by"]),
+    "other-format": ("flowoct", _edited(lambda m: m.update(format="sklearn")),
+                     ["not an odtk model file", "odtk solve --output"]),
+    "json-list": ("flowoct", lambda text: "[1, 2]", ["not an odtk model file", "odtk solve --output"]),
+    "newer-version": ("flowoct", _edited(lambda m: m.update(version=2)),
+                      ["version 2 is not supported", "reads version 1", "re-train"]),
+    "version-as-text": ("flowoct", _edited(lambda m: m.update(version="1")), ["version '1' is not supported"]),
+    "version-true": ("flowoct", _edited(lambda m: m.update(version=True)), ["version True is not supported"]),
+    "missing-graph": ("flowoct", _edited(lambda m: m.pop("graph")), ["missing entry 'graph'", "re-train"]),
+    "arc-to-missing-child": ("flowoct", _edited(lambda m: m["graph"]["arcs"][0].update(to=99)),
+                             ["joins a node that is not in the file", "restore the saved file or re-train"]),
+    "class-index-out-of-range": ("flowoct", _edited(lambda m: _nodes(m)[2].update(label=5)),
+                                 ["predicts class 5", "classes 0..1", "re-train"]),
+    "class-index-fractional": ("flowoct", _edited(lambda m: _nodes(m)[2].update(label=0.5)), ["predicts class 0.5"]),
+    "feature-index-as-text": ("flowoct", _edited(lambda m: _nodes(m)[1].update(feature="0")), ["tests feature '0'"]),
+    "feature-index-out-of-range": ("flowoct", _edited(lambda m: _nodes(m)[1].update(feature=99)),
+                                   ["tests feature 99", "does not exist"]),
+    "feature-name-changed": ("flowoct", _edited(lambda m: m["graph"]["feature_names"].__setitem__(0, "z")),
+                             ["inconsistent", "encoded columns", "re-train"]),
+    "threshold-as-text": ("flowoct", _edited(lambda m: m["encoder"]["params"]["v"].__setitem__(0, "0.5")),
+                          ["'v'", "increasing finite thresholds", "re-train"]),
+    "threshold-nan": ("flowoct", _edited(lambda m: m["encoder"]["params"]["v"].__setitem__(0, float("nan"))),
+                      ["'v'", "increasing finite thresholds"]),
+    "thresholds-reversed": ("flowoct", _edited(lambda m: m["encoder"]["params"]["v"].reverse()),
+                            ["'v'", "increasing finite thresholds"]),
+    "unknown-kind": ("flowoct", _edited(lambda m: m["encoder"]["kinds"].update(a="ordinal")),
+                     ["unknown kind 'ordinal'"]),
+    "classes-swapped": ("flowoct", _edited(lambda m: m["classes"].reverse()), ["inconsistent", "classes"]),
+    "outcome-as-text": ("flowoct", _edited(lambda m: m["graph"]["arcs"][0].update(outcome="false")),
+                        ["outcome 'false', not true or false"]),
+    "cycle": ("flowoct", _edited(lambda m: m["graph"]["arcs"].append({"from": 3, "to": 1, "outcome": True})),
+              ["no cycles", "re-train"]),
+    "hyperplane-threshold-as-text": ("odd", _edited(lambda m: _nodes(m)[0].update(threshold="1")),
+                                     ["not finite numbers", "re-train"]),
+    "hyperplane-weight-missing": ("odd", _edited(lambda m: _nodes(m)[0]["weights"].pop()),
+                                  ["2 weights for 3 features"]),
+}
+
+
+@pytest.mark.parametrize("model, damage, words", DAMAGED.values(), ids=DAMAGED.keys())
+def test_damaged_model_files_are_refused(tmp_path, base_csv, saved, model, damage, words):
+    damaged = damage(saved[model])
+    path = tmp_path / "m.json"
+    path.write_bytes(damaged if isinstance(damaged, bytes) else damaged.encode())
+    args = ["predict", "--model-file", path, "--csv", base_csv, "--output", tmp_path / "p.csv"]
+    assert_refused_untouched(tmp_path, args, "m.json", *words)
+
+
+@pytest.mark.parametrize("content, words", [
+    (BASE.replace("a,b,v,y", "a,x,v,y"), ["Column 'b' used in training is missing", "same feature columns"]),
+    (edit_line(6, "0,,4,no"), ["'b'", "missing values", "line 6", "impute"]),
+    (edit_line(6, "2,0,4,no"), ["'a'", "was binary (0/1)", "line 6", "pass 0/1 values"]),
+    (edit_line(6, "0,0,inf,no"), ["'v'", "infinite values", "line 6", "replace the values"]),
+    (edit_line(6, "0,0,four,no"), ["'v'", "must be numeric", "convert or drop"]),
+    (edit_line(6, "0,0,4,no,7"), ["line 6 has 5 fields", "one value per column"]),
+], ids=["feature-missing", "nan", "not-binary", "inf", "text-in-numeric", "ragged"])
+def test_rows_that_do_not_fit_the_model_are_refused(tmp_path, saved, content, words):
+    (tmp_path / "m.json").write_text(saved["flowoct"])
+    (tmp_path / "rows.csv").write_text(content)
+    args = ["predict", "--model-file", tmp_path / "m.json", "--csv", tmp_path / "rows.csv",
+            "--output", tmp_path / "p.csv"]
+    assert_refused_untouched(tmp_path, args, *words)
+
+
+# --------------------------------------------------------------------------- solver registry
+HIGHS_ENTRY = "  description: HiGHS, embedded through highspy\n"
+
+
+@pytest.fixture
+def registry_file(tmp_path: Path):
+    """Writes a solver registry and returns the environment naming it in ``$ODTK_SOLVERS``."""
+    bundled = (importlib.resources.files("odtk") / "solvers.yaml").read_text()
+    assert HIGHS_ENTRY in bundled
+
+    def write(change: Callable[[str], str]) -> dict[str, str]:
+        path = tmp_path / "solvers.yaml"
+        path.write_text(change(bundled))
+        return {"ODTK_SOLVERS": str(path)}
+
+    registry.cache_clear()
+    yield write
+    registry.cache_clear()
+
+
+def _in_highs(line: str) -> Callable[[str], str]:
+    return lambda text: text.replace(HIGHS_ENTRY, HIGHS_ENTRY + line + "\n", 1)
+
+
+BAD_REGISTRIES: dict[str, tuple[Callable[[str], str], list[str]]] = {
+    "unknown-key": (_in_highs("  colour: red"), ["unknown keys ['colour']", "allowed:"]),
+    "description-not-text": (lambda t: t.replace(HIGHS_ENTRY, "  description: 5\n", 1),
+                             ["description must be text", "got 5"]),
+    "package-list": (lambda t: t.replace("package: highspy", "package: [highspy]", 1), ["package must be text"]),
+    "option-not-a-name": (lambda t: t.replace("time_limit: time_limit,", "time_limit: 5,", 1),
+                          ["options may only name", "solver's own parameter name"]),
+    "pyomo-not-a-mapping": (lambda t: t.replace("pyomo: {oneshot: appsi_highs, persistent: appsi_highs}",
+                                                "pyomo: appsi_highs", 1), ["pyomo must give", "oneshot"]),
+    "size-limit-true": (_in_highs("  size_limit: {variables: true, constraints: 5}"),
+                        ["size_limit needs positive integers"]),
+    "unknown-licence": (lambda t: t.replace("licence: open", "licence: free", 1), ["licence 'free' is not one of"]),
+    "name-not-text": (lambda t: t.replace("highs:\n", "1:\n", 1), ["solver name must be text", "quote it"]),
+    "python-name-tag": (lambda t: "highs: !!python/name:os.system\n",
+                        ["not valid YAML at line 1", "python/name:os.system", "remove the tag"]),
+    "list-top-level": (lambda t: "- highs\n- cbc\n", ["must map solver names to entries", "got list",
+                                                      "bundled solvers.yaml"]),
+    "empty-file": (lambda t: "", ["must map solver names to entries", "got nothing"]),
+    "yaml-syntax": (lambda t: t + "broken: [\n", ["not valid YAML at line", "fix the syntax"]),
+}
+
+
+@pytest.mark.parametrize("change, words", BAD_REGISTRIES.values(), ids=BAD_REGISTRIES.keys())
+def test_bad_solver_registry_is_refused(tmp_path, base_csv, registry_file, change, words):
+    env = registry_file(change)
+    assert_refused_untouched(tmp_path, solve_args(tmp_path, base_csv), "solvers.yaml", *words, env=env)
+    registry.cache_clear()
+    listing = odtk("solvers", env=env)
+    assert_refused(listing, *words)
+    assert listing.stdout == ""
+
+
+def test_registry_tags_cannot_run_commands(tmp_path, base_csv, registry_file):
+    pwned = tmp_path / "PWNED_FILE"
+    env = registry_file(lambda text: f'highs: !!python/object/apply:os.system ["touch {pwned}"]\n')
+    assert_refused_untouched(tmp_path, solve_args(tmp_path, base_csv), "not valid YAML",
+                             "python/object/apply:os.system", "remove the tag", env=env)
+    assert not pwned.exists()
+
+
+def test_missing_registry_file(tmp_path, base_csv, registry_file):
+    env = {"ODTK_SOLVERS": str(tmp_path / "nowhere.yaml")}
+    assert_refused_untouched(tmp_path, solve_args(tmp_path, base_csv), "Cannot read solver registry",
+                             "nowhere.yaml", "No such file", "check the path", env=env)
+
+
+# --------------------------------------------------------------------------- grid files
+GRID = "name: g\ndatasets: [{name: flowoct/monk1, rows: 20}]\nmethods: [{model: flowoct, depth: 1}]\n"
+BAD_GRIDS: dict[str, tuple[str | bytes, list[str]]] = {
+    "python-name-tag": (GRID.replace("name: g", "name: !!python/name:os.system"),
+                        ["not valid YAML at line 1", "python/name:os.system", "remove the tag"]),
+    "python-object-new-tag": (GRID.replace("name: g", "name: !!python/object/new:os.system [ls]"),
+                              ["python/object/new:os.system", "remove the tag"]),
+    "empty-file": ("", ["must be a mapping", "got nothing"]),
+    "yaml-syntax": (GRID + "seeds: [1\n", ["not valid YAML at line", "fix the syntax"]),
+    "latin-1-bytes": (GRID.replace("name: g", "name: gé").encode("latin-1"), ["Cannot read grid file", "UTF-8"]),
+    "seeds-text": (GRID + "seeds: many\n", ["seeds must be a whole number", "'many'"]),
+    "depth-too-large": (GRID.replace("depth: 1", "depth: 99"), ["depth must be a whole number from 0 to 12", "99"]),
+    "skeleton-mapping": (GRID.replace("depth: 1", "skeleton: [{a: 1}]"), ["skeleton must be widths such as 1-2-4"]),
+    "skeleton-malformed": (GRID.replace("depth: 1", "skeleton: [1-0]"), ["skeleton", "width below 1", EXAMPLE]),
+    "heuristic-time-text": (GRID.replace("depth: 1", "depth: 1, settings: {heuristic_time: soon}"),
+                            ["heuristic_time must be a positive number of seconds", "'soon'"]),
+    "strategy-unknown": (GRID.replace("depth: 1", "depth: 1, settings: {strategy: fast}"),
+                         ["strategy must be one of", "'fast'"]),
+    "keep-mapping": (GRID + "selection: {keep: {depth: 1}}\n", ["selection.keep may hold depth, skeleton"]),
+}
+
+
+@pytest.mark.parametrize("content, words", BAD_GRIDS.values(), ids=BAD_GRIDS.keys())
+def test_bad_grid_is_refused(tmp_path, content, words):
+    grid = tmp_path / "grid.yaml"
+    grid.write_bytes(content if isinstance(content, bytes) else content.encode())
+    assert_refused_untouched(tmp_path, ["experiment", "run", grid, "--db", tmp_path / "r.sqlite"],
+                             "grid.yaml", *words)
+
+
+# --------------------------------------------------------------------------- outputs
+@pytest.mark.parametrize("existing", ["m.json", "m.dot"])
+def test_existing_output_is_refused_before_solving(tmp_path, base_csv, monkeypatch, existing):
+    (tmp_path / existing).write_text("precious")
+    monkeypatch.setattr(api, "solve", lambda *args, **kwargs: pytest.fail("the solver ran"))
+    assert_refused_untouched(tmp_path, solve_args(tmp_path, base_csv), existing, "already exists", "--force")
+
+
+def test_force_replaces_both_outputs(tmp_path, base_csv):
+    for name in ("m.json", "m.dot"):
+        (tmp_path / name).write_text("old")
+    run = odtk(*solve_args(tmp_path, base_csv), "--force")
+    assert run.exit_code == 0, run.output
+    assert json.loads((tmp_path / "m.json").read_text())["format"] == "odtk-model"
+    assert (tmp_path / "m.dot").read_text().startswith("digraph")
+    assert sorted(snapshot(tmp_path)) == ["data.csv", "m.dot", "m.json"]
+
+
+def test_saved_files_get_the_usual_permissions(tmp_path, base_csv):
+    """Atomic writes go through a temporary file, yet the result is readable as any new file."""
+    umask = os.umask(0o022)
+    try:
+        assert odtk(*solve_args(tmp_path, base_csv)).exit_code == 0
+    finally:
+        os.umask(umask)
+    for name in ("m.json", "m.dot"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_failing_solve_writes_nothing(tmp_path, base_csv, force):
+    """The warm start, a tree over other columns, is refused inside the solve, after the checks
+    of the output paths."""
+    other = tmp_path / "other.csv"
+    other.write_text(BASE.replace(HEADER, "p,q,r,y"))
+    assert odtk(*SOLVE, "--csv", other, "--target", "y", "--output", tmp_path / "other.json").exit_code == 0
+    if force:
+        for name in ("m.json", "m.dot"):
+            (tmp_path / name).write_text("old")
+    args = [*solve_args(tmp_path, base_csv), "--warm-start", tmp_path / "other.json", *["--force"] * force]
+    assert_refused_untouched(tmp_path, args, "warm_start must be", "learned on the same data")
+
+
+def test_same_file_for_model_and_drawing_is_refused(tmp_path, base_csv):
+    args = solve_args(tmp_path, base_csv)
+    args[-1] = args[-3]  # --dot names the --output file
+    assert_refused_untouched(tmp_path, args, "--output and --dot", "different file names")
+
+
+@pytest.mark.parametrize("where, words", [
+    ("missing/m.json", ["no folder", "missing", "create it first"]),
+    ("data.csv/m.json", ["no folder", "data.csv", "choose another folder"]),
+    ("x" * 300 + ".json", ["Cannot write", "File name too long", "choose another file name"]),
+], ids=["missing-folder", "folder-is-a-file", "name-too-long"])
+def test_unwritable_output_is_refused_before_solving(tmp_path, base_csv, monkeypatch, where, words):
+    monkeypatch.setattr(api, "solve", lambda *args, **kwargs: pytest.fail("the solver ran"))
+    for option in ("--output", "--dot"):
+        assert_refused_untouched(tmp_path, [*SOLVE, "--csv", base_csv, "--target", "y", option, tmp_path / where],
+                                 *words)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write into any folder")
+def test_read_only_folder_is_refused(tmp_path, base_csv):
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        args = [*SOLVE, "--csv", base_csv, "--target", "y", "--output", folder / "m.json"]
+        assert_refused_untouched(tmp_path, args, "not writable", "choose a folder you can write to")
+    finally:
+        folder.chmod(0o700)
+
+
+def test_predict_output_needs_force(tmp_path, base_csv, saved):
+    (tmp_path / "m.json").write_text(saved["flowoct"])
+    (tmp_path / "p.csv").write_text("precious")
+    args = ["predict", "--model-file", tmp_path / "m.json", "--csv", base_csv, "--output", tmp_path / "p.csv"]
+    assert_refused_untouched(tmp_path, args, "p.csv", "already exists", "--force")
+    assert_refused_untouched(tmp_path, [*args[:-1], tmp_path / "missing" / "p.csv"], "no folder", "create it first")
+    run = odtk(*args, "--force")
+    assert run.exit_code == 0, run.output
+    assert pd.read_csv(tmp_path / "p.csv")["prediction"].tolist() == pd.read_csv(base_csv)["y"].tolist()
+    assert sorted(snapshot(tmp_path)) == ["data.csv", "m.json", "p.csv"]
+
+
+def test_existing_report_needs_force(tmp_path):
+    ResultStore(tmp_path / "r.sqlite")
+    run = odtk("experiment", "report", tmp_path / "r.sqlite", "--out", tmp_path / "report")
+    assert run.exit_code == 0, run.output
+    (tmp_path / "report" / "summary.md").write_text("precious")
+    args = ["experiment", "report", tmp_path / "r.sqlite", "--out", tmp_path / "report"]
+    assert_refused_untouched(tmp_path, args, "already holds", "summary.md", "--force")
+    assert odtk(*args, "--force").exit_code == 0
+    assert (tmp_path / "report" / "summary.md").read_text().startswith("# Summary")
+    assert not [path for path in (tmp_path / "report").iterdir() if path.suffix == ".tmp"]
+
+
+def test_report_folder_that_cannot_be_made_is_refused(tmp_path):
+    ResultStore(tmp_path / "r.sqlite")
+    (tmp_path / "file").write_text("x")
+    args = ["experiment", "report", tmp_path / "r.sqlite", "--out", tmp_path / "file" / "out"]
+    assert_refused_untouched(tmp_path, args, "Cannot create the report folder", "choose another --out folder")
+
+
+def test_report_of_another_sqlite_file_leaves_it_untouched(tmp_path):
+    """A report only reads: a database that is not odtk's is refused and left byte for byte."""
+    other = tmp_path / "other.sqlite"
+    with closing(sqlite3.connect(other)) as db:
+        db.execute("CREATE TABLE notes (text TEXT)")
+        db.commit()
+    args = ["experiment", "report", other, "--out", tmp_path / "report"]
+    assert_refused_untouched(tmp_path, args, "other.sqlite", "no 'runs' table", "choose another --db")
+
+
+@pytest.mark.parametrize("args, words", [
+    (["solve", "--model", "flowoct", "--depth", "two"], ["'--depth'", "'two' is not a valid integer", "odtk solve --help"]),
+    (["solve", "--model", "flowoct", "--output", "."], ["'--output'", "is a directory", "odtk solve --help"]),
+    (["predict", "--csv", "rows.csv"], ["Missing option '--model-file'", "odtk predict --help"]),
+])
+def test_usage_errors_are_one_line_with_exit_code_2(tmp_path, args, words):
+    run = odtk(*args)
+    assert run.exit_code == 2, run.output
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("odtk: error: "), run.stderr
+    assert all(word in lines[0] for word in words), lines[0]
