@@ -245,3 +245,10 @@ def test_odd_trees_where_cbc_preprocessing_failed(solver, rows, depth):
     n = len(frame)
     _check(instance, "odd", (n - instance.best(depth)) / n, depth=depth, tree=True, univariate=True,
            alpha=0.0, strategy="milp", solver=solver)
+
+
+def test_a_toy_set_with_one_row_per_class_is_solved():
+    """Found by the harness: the refusal of identifier-like targets refused three rows of three
+    classes; only larger all-distinct targets (an identifier, a measurement) are refused."""
+    frame = pd.DataFrame({"x0": ["red", "green", "blue"], TARGET: [0, 1, 2]})
+    _check(Instance(frame), "flowoct", 3.0, depth=2)

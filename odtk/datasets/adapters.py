@@ -18,6 +18,9 @@ KINDS = ("binary", "numeric", "categorical")
 BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 BLANK = " \t\r\n"  # a line of only these (but the separator) is blank: pandas skips it
 DELIMITERS = ",;\t| "  # the separators read_csv detects
+# a target with a different value in every one of more rows than this is refused: an identifier or
+# a measured quantity chosen by mistake (a toy set may well have one row per class)
+UNIQUE_TARGET_ROWS = 10
 
 
 @dataclass(frozen=True, eq=False)
@@ -157,7 +160,7 @@ def from_dataframe(df: pd.DataFrame, target: Hashable, *, categorical: Iterable[
         raise DataError(f"Target {str(target_name)!r} of '{name}' has a single class; a classifier needs "
                         "at least two classes: check that the target is the class column, or add rows of "
                         "another class.")
-    if labels.nunique() == len(labels) > 2:  # an identifier or a measurement, not a class label
+    if labels.nunique() == len(labels) > UNIQUE_TARGET_ROWS:  # an identifier or a measurement
         raise DataError(f"Target {str(target_name)!r} of '{name}' has a different value in each of its "
                         f"{len(labels)} rows, like an identifier or a measured quantity; choose the column "
                         "that holds the classes as target, or group the values into a few classes first.")
