@@ -9,6 +9,8 @@ resuming and the Dask executor against the first.
 from __future__ import annotations
 
 import json
+import multiprocessing
+import multiprocessing.synchronize
 import os
 import signal
 import sqlite3
@@ -510,6 +512,26 @@ def test_rerun_skips_recorded_runs_and_retry_failed_runs_them_again(fault_campai
 
 
 # --------------------------------------------------------------------------- 5. two writers
+def _open_store(path: Path, start: multiprocessing.synchronize.Barrier) -> None:
+    start.wait()
+    ResultStore(path)
+
+
+def test_processes_creating_one_database_at_once_all_succeed(tmp_path):
+    """Campaigns started together on a new file: SQLite refuses a second simultaneous switch to
+    WAL at once ("database is locked", no busy wait); every opener must still succeed."""
+    context = multiprocessing.get_context("fork")
+    for attempt in range(30):
+        start = context.Barrier(4)
+        openers = [context.Process(target=_open_store, args=(tmp_path / f"{attempt}.sqlite", start))
+                   for _ in range(4)]
+        for opener in openers:
+            opener.start()
+        for opener in openers:
+            opener.join()
+        assert [opener.exitcode for opener in openers] == [0] * 4, f"attempt {attempt}"
+
+
 def test_two_campaigns_write_into_one_database_at_once(tmp_path):
     db = tmp_path / "shared.sqlite"
     grids = []

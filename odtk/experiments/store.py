@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -16,6 +17,8 @@ from typing import Any
 import pandas as pd
 
 from odtk.exceptions import DataError
+
+BUSY_SECONDS = 120  # how long a write waits for another process holding the file
 
 # column → SQLite type; the order is the table's
 COLUMNS: dict[str, str] = {
@@ -74,10 +77,9 @@ class ResultStore:
         if not self.path.parent.is_dir():
             raise DataError(f"Folder {self.path.parent} does not exist; create it first.")
         try:
+            if not read_only:
+                self._create()
             with self._connect() as db:
-                if not read_only:
-                    db.execute("PRAGMA journal_mode=WAL")
-                    db.execute(f"CREATE TABLE IF NOT EXISTS runs ({', '.join(f'{c} {t}' for c, t in COLUMNS.items())})")
                 known = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
         except sqlite3.DatabaseError as exc:
             raise DataError(f"{self.path} is not an odtk results database ({exc}); "
@@ -87,8 +89,24 @@ class ResultStore:
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        with closing(sqlite3.connect(self.path, timeout=120, isolation_level=None)) as db:
+        with closing(sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None)) as db:
             yield db
+
+    def _create(self) -> None:
+        """WAL mode and the runs table. SQLite answers "locked" at once, without waiting, when
+        two processes switch a new file to WAL together (two campaigns starting): retry."""
+        deadline = time.monotonic() + BUSY_SECONDS
+        while True:
+            try:
+                with self._connect() as db:
+                    if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                        db.execute("PRAGMA journal_mode=WAL")
+                    db.execute(f"CREATE TABLE IF NOT EXISTS runs ({', '.join(f'{c} {t}' for c, t in COLUMNS.items())})")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def record(self, row: dict[str, Any]) -> None:
         """Write one run in a single transaction (a finished run is kept as it is)."""
