@@ -367,6 +367,13 @@ class StandardForm:
     def size(self) -> ModelSize:
         return ModelSize(len(self.c), int(self.integer.sum()), self.A.shape[0], int(self.A.nnz))
 
+    @functools.cached_property
+    def row_scale(self) -> np.ndarray:
+        """Each row's largest coefficient (at least 1): row violations are measured against it."""
+        if not self.A.shape[0]:
+            return np.ones(0)
+        return np.maximum(abs(self.A).max(axis=1).toarray().ravel(), 1.0)
+
 
 def to_standard_form(instance) -> StandardForm:
     """Compile a concrete Pyomo instance with Pyomo's standard-form compiler."""
@@ -395,8 +402,7 @@ def model_violation(form: StandardForm, values: np.ndarray) -> float:
     """The largest violation by ``values`` of a row (relative to its largest coefficient, at
     least 1), a bound or integrality of ``form``."""
     activity = form.A @ values
-    scale = np.maximum(abs(form.A).max(axis=1).toarray().ravel(), 1.0) if form.A.shape[0] else 1.0
-    rows = np.maximum(form.row_lower - activity, activity - form.row_upper) / scale
+    rows = np.maximum(form.row_lower - activity, activity - form.row_upper) / form.row_scale
     bounds = np.maximum(form.col_lower - values, values - form.col_upper)
     fractional = np.abs(values - np.round(values))[form.integer]
     return float(max(rows.max(initial=0.0), bounds.max(initial=0.0), fractional.max(initial=0.0)))
