@@ -22,7 +22,7 @@ from types import ModuleType
 import pyomo.environ as pyo
 from pyomo.core.expr.visitor import identify_variables
 
-from odtk.solvers import SolverOptions, SolverOutcome, get_spec, solve_instance
+from odtk.solvers import SolverOptions, SolverOutcome, get_spec, solve_instance, verified_termination
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,7 +65,8 @@ def _solve_lazy(instance, module: ModuleType, solver: str, options: SolverOption
 def _solve_iterative(instance, module: ModuleType, solver: str, options: SolverOptions,
                      handoff: str, warm_start: bool) -> tuple[SolverOutcome, CutReport]:
     """Repeated master solves, each adding the cuts violated by the previous solution."""
-    deadline = None if options.time_limit is None else time.perf_counter() + options.time_limit
+    began = time.perf_counter()
+    deadline = None if options.time_limit is None else began + options.time_limit
     warm_start_capable = handoff == "native" and get_spec(solver).capabilities["warm_start"]
     sense = module.SENSE
     bound, cuts, rounds, handoff_time, solve_time = None, 0, 0, 0.0, 0.0
@@ -91,9 +92,13 @@ def _solve_iterative(instance, module: ModuleType, solver: str, options: SolverO
         module.repair(instance, violated)
         out_of_time = deadline is not None and time.perf_counter() >= deadline
         if not violated or out_of_time or outcome.termination != "optimal":
+            objective = pyo.value(instance.objective)
             termination = outcome.termination if not violated else "time_limit"
-            return (_with(outcome, bound, handoff_time, solve_time, termination,
-                          pyo.value(instance.objective)), CutReport("iterative", cuts, rounds))
+            # the last master is optimal and cut-free: the loop's best bound must meet its objective
+            termination = verified_termination(solver, termination, objective, bound, options,
+                                               time.perf_counter() - began)
+            return (_with(outcome, bound, handoff_time, solve_time, termination, objective),
+                    CutReport("iterative", cuts, rounds))
         warm = warm_start_capable
 
 

@@ -29,10 +29,11 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -42,6 +43,7 @@ import yaml
 from odtk.exceptions import (
     ConfigError,
     LicenceLimitError,
+    SolveError,
     SolverUnavailableError,
 )
 
@@ -56,6 +58,9 @@ TERMINATIONS = ("optimal", "time_limit", "infeasible", "interrupted", "error")
 # largest violation of a row, bound or integrality accepted in a solver's solution (Gurobi's
 # default integrality tolerance; the other solvers' tolerances are tighter)
 FEASIBILITY_TOLERANCE = 1e-5
+# a claimed optimum stands when its bound is within this of its objective (times max(1, |objective|)),
+# beyond the requested relative gap: the solvers' absolute gap tolerances (HiGHS, CPLEX: 1e-6)
+OPTIMALITY_TOLERANCE = 1e-6
 _REQUIRED_KEYS = {"description", "package", "install", "backend", "pyomo", "licence",
                   "options", "capabilities"}
 _OPTIONAL_KEYS = {"size_limit", "kind", "executable"}
@@ -303,8 +308,11 @@ class SolverOptions:
                 raise ConfigError(f"{name} must be a non-negative whole number, got {value!r}.")
 
     def native(self, spec: SolverSpec) -> dict[str, Any]:
-        """The options that are set, under the solver's native names."""
+        """The options that are set, under the solver's native names. Without ``mip_gap`` the
+        solver is asked for a zero relative gap: odtk calls a result optimal only when its
+        bound meets its objective (:func:`verified_termination`)."""
         values = {k: getattr(self, k) for k in OPTION_NAMES if k != "log"}
+        values["mip_gap"] = self.mip_gap or 0.0
         out = {spec.options[k]: v for k, v in values.items() if v is not None and k in spec.options}
         if "log" in spec.options:
             out[spec.options["log"]] = int(self.log)
@@ -336,6 +344,30 @@ class SolverOutcome:
     message: str = ""
     native: dict[str, Any] = field(default_factory=dict)
     nodes: int | None = None  # branch-and-bound nodes, where the solver reports them
+
+
+def verified_termination(solver: str, termination: str, objective: float | None, bound: float | None,
+                         options: SolverOptions, seconds: float) -> str:
+    """The status to report for a solve the solver ended with ``termination``.
+
+    A claimed optimum stands only when ``bound`` meets ``objective`` within the requested gap
+    (``options.mip_gap``, relative) plus :data:`OPTIMALITY_TOLERANCE`; otherwise it is a
+    ``time_limit`` result when the time limit was spent, and an error naming the disagreement
+    when it was not.
+    """
+    if termination != "optimal" or objective is None:
+        return termination
+    scale = max(1.0, abs(objective))
+    allowed = (options.mip_gap or 0.0) * max(abs(objective), abs(bound or 0.0)) + OPTIMALITY_TOLERANCE * scale
+    if bound is not None and math.isfinite(bound) and abs(bound - objective) <= allowed:
+        return termination
+    if options.time_limit is not None and seconds >= options.time_limit:
+        return "time_limit"
+    gap = "no bound" if bound is None or not math.isfinite(bound) else (
+        f"a bound of {bound:.10g}, {abs(bound - objective):.3g} away (over the tolerance of {allowed:.3g})")
+    raise SolveError(f"{solver} reported an optimal solution of objective {objective:.10g} with {gap}: "
+                     f"the result is not proven optimal; try another solver, or pass --log to see "
+                     f"{solver}'s own report.")
 
 
 # --------------------------------------------------------------------------- standard form
@@ -456,17 +488,65 @@ def highs_lp(form: StandardForm, minimize_only: bool = False):
     return lp
 
 
+def new_highs(log: bool = False):
+    """A ``highspy.Highs`` object; HiGHS 1.16 prints its banner on file descriptor 1 when the
+    first one of a process is made, before any option can be set: silenced unless ``log``."""
+    import highspy
+
+    if log:
+        return highspy.Highs()
+    with _silenced_descriptors():
+        highs = highspy.Highs()
+    highs.setOptionValue("output_flag", False)
+    return highs
+
+
+@contextlib.contextmanager
+def _silenced_descriptors():
+    """Point file descriptors 1 and 2 at /dev/null (C libraries write there, not to sys.stdout)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.flush()
+    saved = [os.dup(1), os.dup(2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (null, *saved):
+            os.close(fd)
+
+
 def _solve_highs(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
+    """HiGHS through its matrix API. HiGHS 1.16 can return the MIP start itself as its optimal
+    solution after improving the start's image in the presolved model (the values it returns then
+    score less than the objective it reports): such a solve is run again without the start."""
+    start = time.perf_counter()
+    raw = _run_highs(form, spec, options, form.start)
+    if raw.pop("start_returned"):
+        log.info("HiGHS returned its MIP start instead of its optimum; solving again without the start")
+        left = None if options.time_limit is None else max(options.time_limit - (time.perf_counter() - start), 0.0)
+        again = _run_highs(form, spec, replace(options, time_limit=left), None)
+        again.pop("start_returned")
+        raw = {**again, "handoff": raw["handoff"] + again["handoff"]}
+    return raw
+
+
+def _run_highs(form: StandardForm, spec: SolverSpec, options: SolverOptions,
+               mip_start: np.ndarray | None) -> dict:
     import highspy
 
     start = time.perf_counter()
-    highs = highspy.Highs()
+    highs = new_highs(options.log)
     for key, value in options.native(spec).items():
         highs.setOptionValue(key, bool(value) if key == "output_flag" else value)
     highs.passModel(highs_lp(form))
-    if form.start is not None:
-        known = np.flatnonzero(~np.isnan(form.start)).astype(np.int32)
-        highs.setSolution(len(known), known, form.start[known])
+    if mip_start is not None:
+        known = np.flatnonzero(~np.isnan(mip_start)).astype(np.int32)
+        highs.setSolution(len(known), known, mip_start[known])
     if form.cutoff is not None:
         highs.setOptionValue("objective_bound", form.cutoff if not form.maximize else -form.cutoff)
     if form.on_solution is not None:
@@ -484,8 +564,12 @@ def _solve_highs(form: StandardForm, spec: SolverSpec, options: SolverOptions) -
     }.get(status, "error")
     values = np.asarray(highs.getSolution().col_value) if has_solution else None
     bound = info.mip_dual_bound if form.integer.any() else info.objective_function_value
+    scored = None if values is None else float(form.c @ values + form.offset)
+    start_returned = (mip_start is not None and scored is not None and termination == "optimal"
+                      and abs(scored - info.objective_function_value) > OPTIMALITY_TOLERANCE * max(1.0, abs(scored)))
     return dict(termination=termination, values=values, bound=bound, handoff=handoff,
-                message=highs.modelStatusToString(status), nodes=int(info.mip_node_count))
+                message=highs.modelStatusToString(status), nodes=int(info.mip_node_count),
+                start_returned=start_returned)
 
 
 def _run_interruptibly(highs) -> None:
@@ -692,14 +776,11 @@ def _solve_cbc(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> 
 
 
 def _run_cbc(form: StandardForm, spec: SolverSpec, options: SolverOptions, preprocess: bool) -> dict:
-    import highspy
-
     binary = _cbc_binary(spec)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="odtk-cbc-") as tmp:
         mps, sol = Path(tmp, "model.mps"), Path(tmp, "model.sol")
-        writer = highspy.Highs()
-        writer.setOptionValue("output_flag", False)
+        writer = new_highs()
         writer.passModel(highs_lp(form, minimize_only=True))  # CBC reads MPS as minimisation
         writer.writeModel(str(mps))
         handoff = time.perf_counter() - start
@@ -766,10 +847,10 @@ def _cbc_outcome(solution: str, stdout: str, form: StandardForm, handoff: float)
                                 f"objective of its first line {head[:80]!r}")
     bound_match = re.search(r"Lower bound:\s*(\S+)", stdout)
     bound = None
-    if termination == "optimal" and values is not None:
-        bound = float(form.c @ values + form.offset)
-    elif bound_match:
+    if bound_match:  # printed when CBC stops early (and by some builds at an optimum)
         bound = sign * float(bound_match.group(1))  # CBC's objective includes the MPS offset
+    elif termination == "optimal" and values is not None:
+        bound = float(form.c @ values + form.offset)
     nodes = re.search(r"Enumerated nodes:\s*(\d+)", stdout)
     message = head if termination != "error" else f"CBC's solution file reads {head[:80]!r}"
     return dict(termination=termination, values=values, bound=bound, handoff=handoff, message=message,
@@ -912,6 +993,8 @@ def solve_instance(instance, solver: str, options: SolverOptions | None = None,
     if values is not None:
         _load_values(form, values)
         objective = float(form.c @ values + form.offset)
+    raw["termination"] = verified_termination(solver, raw["termination"], objective, raw["bound"],
+                                              options, total)
     handoff_time = compile_time + (0.0 if raw.get("solve_inside_handoff") else raw["handoff"])
     solve_time = total - (0.0 if raw.get("solve_inside_handoff") else raw["handoff"])
     return SolverOutcome(

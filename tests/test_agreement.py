@@ -33,12 +33,12 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, given, reject, settings
 from hypothesis import strategies as st
 
 import odtk
 from brute_force import best_value, fewest_leaves_of_a_perfect_tree
-from odtk.exceptions import ConfigError
+from odtk.exceptions import ConfigError, LicenceLimitError
 from odtk.models import TrainedModel
 
 # instances per test and solver in CI: at least 200 on HiGHS and CBC together
@@ -192,10 +192,13 @@ def test_sat_minimum_depth_and_size_agree(solver, agreement_examples):
     @given(instance=instances(consistent=True))
     def agree(instance: Instance) -> None:
         depth, nodes = _smallest_perfect_tree(instance, cap=4)
-        for backend in ("minisat22", solver):
-            _check(instance, "sat-depth", depth, depth=4, solver=backend)
+        _check(instance, "sat-depth", depth, depth=4, solver="minisat22")
         _check(instance, "sat-size", nodes, depth=4)
-        _check(instance, "flowoct", len(instance.frame), depth=depth, solver=solver)
+        try:
+            _check(instance, "sat-depth", depth, depth=4, solver=solver)
+            _check(instance, "flowoct", len(instance.frame), depth=depth, solver=solver)
+        except LicenceLimitError:  # a deep clause set can outgrow a free licence: another instance
+            reject()
 
     _run(agreement_examples, EXAMPLES["consistent"][solver], agree)
 
