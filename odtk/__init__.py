@@ -4,11 +4,22 @@ Entry points: :func:`odtk.solve`, the estimators :class:`odtk.OptimalTreeClassif
 :class:`odtk.CategoricalTreeClassifier` and :class:`odtk.OptimalDiagramClassifier`, and the
 ``odtk`` command line.
 """
-from odtk.api import available_models, solve
-from odtk.estimators import CategoricalTreeClassifier, OptimalDiagramClassifier, OptimalTreeClassifier
-from odtk.results import SolveResult
-from odtk.solvers import available_solvers
+from typing import TYPE_CHECKING
+
+from odtk import _lazy
+
+if TYPE_CHECKING:
+    from odtk.api import available_models, solve
+    from odtk.estimators import CategoricalTreeClassifier, OptimalDiagramClassifier, OptimalTreeClassifier
+    from odtk.results import SolveResult
+    from odtk.solvers import available_solvers
 
 __all__ = ["CategoricalTreeClassifier", "OptimalDiagramClassifier", "OptimalTreeClassifier", "SolveResult", "available_models",
            "available_solvers", "solve"]
 __version__ = "0.1.0"
+__getattr__, __dir__ = _lazy.lazy_exports(__name__, {
+    "odtk.api": ("available_models", "solve"),
+    "odtk.estimators": ("CategoricalTreeClassifier", "OptimalDiagramClassifier", "OptimalTreeClassifier"),
+    "odtk.results": ("SolveResult",),
+    "odtk.solvers": ("available_solvers",),
+})

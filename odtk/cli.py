@@ -13,13 +13,8 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import click
-import numpy as np
 
-from odtk import api
-from odtk.datasets import from_csv, list_datasets, read_csv
 from odtk.exceptions import ConfigError, DataError, OdtkError, OdtkWarning
-from odtk.models import TrainedModel, check_writable, write_atomic
-from odtk.solvers import registry, solver_status
 
 
 class OdtkGroup(click.Group):
@@ -60,8 +55,18 @@ def _show_warning(message, category, *_) -> None:
     click.echo(f"odtk: warning: {message}", err=True)
 
 
+class _ModelOption(click.Option):
+    """``--model``, whose help lists the models: they are imported only when it is shown."""
+
+    def get_help_record(self, ctx: click.Context):
+        from odtk import api
+
+        self.help = f"Formulation: {', '.join(api.available_models())}."
+        return super().get_help_record(ctx)
+
+
 @main.command()
-@click.option("--model", "model", required=True, help=f"Formulation: {', '.join(api.available_models())}.")
+@click.option("--model", "model", cls=_ModelOption, required=True)
 @click.option("--dataset", help="Bundled dataset name (see `odtk datasets`).")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), help="Training data as CSV.")
 @click.option("--target", help="Class column of --csv (name, or position such as -1).")
@@ -96,14 +101,16 @@ def _show_warning(message, category, *_) -> None:
 @click.option("--positive-class", help="categorical: the class counted as positive (default: the "
               "second in sorted order).")
 @click.option("--class-weight", type=float, help="categorical: weight C of the negative class's rows.")
-@click.option("--max-card", type=int, help="categorical: at most this many values go left at a node.")
+@click.option("--max-card", type=int, help="categorical: at most this many values on one side of a "
+              "test of a categorical feature (numeric bins: see -o max_card_ordinal=on).")
 @click.option("--rate", type=click.Choice(["sensitivity", "specificity"]),
               help="categorical: maximise this training rate subject to --min-rate for the other.")
 @click.option("--min-rate", type=float, help="categorical: the other rate's minimum, in [0, 1].")
 @click.option("--numeric", type=click.Choice(["ordinal", "categorical"]),
               help="categorical: numeric bins as ordered (default) or unordered values.")
 @click.option("--feature-selection", type=click.Choice(["all", "cart"]),
-              help="categorical: all features, or only those a CART of the same depth uses.")
+              help="categorical: all features, or only those an unrestricted CART on 90% of the "
+              "rows splits on (at least 4: -o min_groups=N, -o selection_share=S).")
 @click.option("--option", "-o", "extra_options", multiple=True, metavar="NAME=VALUE",
               help="Any other model option, e.g. -o anchors=off (see the model's docs).")
 @click.option("--strategy", type=click.Choice(["both", "heuristic", "milp"]),
@@ -122,6 +129,9 @@ def solve(model, dataset, csv_path, target, categorical_columns, depth, skeleton
           gap, threads, seed, warm_start, max_thresholds, handoff, log, output, dot, force,
           positive_class, extra_options, **model_options) -> None:
     """Learn an optimal tree or diagram and print it with its certificate."""
+    from odtk import api
+    from odtk.models import TrainedModel, check_writable, write_atomic
+
     if log:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
     if output and dot and Path(output).resolve() == Path(dot).resolve():
@@ -162,6 +172,8 @@ def _training_data(dataset: str | None, csv_path: str | None, target: str | None
         return dataset
     if target is None:
         raise DataError("--csv needs --target COLUMN naming the class column.")
+    from odtk.datasets import from_csv
+
     return from_csv(csv_path, _column(target), categorical=categorical)
 
 
@@ -196,6 +208,11 @@ def _column(target: str) -> str | int:
 @click.option("--force", is_flag=True, help="Overwrite --output if it exists.")
 def predict(model_file: str, csv_path: str, output: str | None, force: bool) -> None:
     """Classify the rows of a CSV with a saved model."""
+    import numpy as np
+
+    from odtk.datasets import read_csv
+    from odtk.models import TrainedModel, check_writable, write_atomic
+
     if output:
         check_writable(output, force)
     trained = TrainedModel.load(model_file)
@@ -215,6 +232,8 @@ def predict(model_file: str, csv_path: str, output: str | None, force: bool) -> 
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def datasets(as_json: bool) -> None:
     """List the bundled datasets."""
+    from odtk.datasets import list_datasets
+
     infos = list_datasets()
     if as_json:
         click.echo(json.dumps([info.__dict__ for info in infos], indent=1))
@@ -227,6 +246,8 @@ def datasets(as_json: bool) -> None:
 @main.command()
 def solvers() -> None:
     """List the registered solvers and whether odtk can reach them."""
+    from odtk.solvers import registry, solver_status
+
     specs = registry()
     click.echo(f"{'solver':11} {'kind':5} {'status':10} {'licence':13} {'version':20} detail")
     for name, spec in specs.items():

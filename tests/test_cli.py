@@ -144,3 +144,30 @@ def test_datasets_and_solvers_listings():
     assert solvers.exit_code == 0
     highs = next(line for line in solvers.output.splitlines() if line.startswith("highs"))
     assert "available" in highs
+
+
+@pytest.mark.parametrize("start", ["import odtk", "from odtk.cli import main; main(['--help'])",
+                                   "from odtk.cli import main; main(['datasets'])"])
+def test_a_light_start_imports_no_solver_stack(start):
+    """``import odtk``, ``odtk --help`` and ``odtk datasets`` load Pyomo, scikit-learn, SciPy and
+    pandas only when something needs them."""
+    code = f"import sys\ntry:\n    {start}\nexcept SystemExit:\n    pass\n" \
+           "print('loaded:', *sorted(m for m in ('pyomo', 'sklearn', 'scipy', 'pandas') if m in sys.modules))"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[-1] == "loaded:"
+
+
+def test_lazy_public_names_resolve():
+    import odtk
+    import odtk.datasets
+    import odtk.experiments
+
+    for package in (odtk, odtk.datasets, odtk.experiments):
+        assert set(package.__all__) <= set(dir(package))
+        for name in package.__all__:
+            assert getattr(package, name).__name__ == name
+    with pytest.raises(AttributeError):
+        odtk.no_such_name  # noqa: B018
+    help_text = CliRunner().invoke(main, ["solve", "--help"]).output  # lists the models on demand
+    assert "Formulation: benders, binoct," in help_text and "flowoct" in help_text

@@ -12,14 +12,14 @@ from functools import lru_cache
 from importlib.resources import files
 from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
-
-from odtk.datasets.adapters import Dataset, from_dataframe
 from odtk.exceptions import DataError
 
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
+
+    import pandas as pd
+
+    from odtk.datasets.adapters import Dataset
 
 SEPARATORS = {"comma": ",", "semicolon": ";", "space": r"\s+"}
 
@@ -91,6 +91,8 @@ def resolve_name(name: str) -> str:
 
 
 def _read(entry: _Entry) -> pd.DataFrame:
+    import pandas as pd
+
     path = entry.info.path
     with (data_dir() / path).open("rb") as handle:
         frame = pd.read_csv(handle, sep=SEPARATORS[entry.sep], header=0 if entry.header else None,
@@ -105,6 +107,11 @@ def load_dataset(name: str) -> Dataset:
 
     Class labels stored as integral floats (``1.0``) are returned as integers.
     """
+    import numpy as np
+    import pandas as pd
+
+    from odtk.datasets.adapters import from_dataframe
+
     entry = _catalog()[resolve_name(name)]
     frame = _read(entry)
     labels = frame[entry.target]
