@@ -18,7 +18,7 @@ from odtk.datasets import load_dataset
 def odtk(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     """Run ``python -m odtk`` as a user would."""
     return subprocess.run([sys.executable, "-m", "odtk", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=300)
+                          env={**os.environ, **(env or {})}, timeout=600)
 
 
 def assert_one_line_error(run, *words: str) -> None:
@@ -153,7 +153,7 @@ def test_a_light_start_imports_no_solver_stack(start):
     pandas only when something needs them."""
     code = f"import sys\ntry:\n    {start}\nexcept SystemExit:\n    pass\n" \
            "print('loaded:', *sorted(m for m in ('pyomo', 'sklearn', 'scipy', 'pandas') if m in sys.modules))"
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines()[-1] == "loaded:"
 

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import json
-import time
+import os
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -10,6 +12,7 @@ import pytest
 
 from odtk.datasets import (Dataset, DatasetInfo, FeatureEncoder, from_csv, from_dataframe, list_datasets,
                            load_dataset, train_val_test_split)
+from odtk.datasets.catalog import _catalog, data_dir
 from odtk.exceptions import DataError
 
 # ---------------------------------------------------------------- catalog
@@ -27,10 +30,37 @@ def test_catalog_matches_loaded_data():
         assert ds.target.name not in ds.features.columns
 
 
-def test_collections_and_list_is_fast():
-    start = time.perf_counter()
+_opened: list[str] | None = None  # while recording: every file opened (the audit hook below)
+
+
+def _record_open(event: str, args: tuple) -> None:
+    if event == "open" and _opened is not None and isinstance(args[0], (str, os.PathLike)):
+        _opened.append(os.fspath(args[0]))
+
+
+def data_files_opened_by(call) -> list[str]:
+    """The files in the bundled data folder that ``call()`` opens, relative to it, in order."""
+    global _opened
+    if not getattr(data_files_opened_by, "hooked", False):
+        sys.addaudithook(_record_open)  # hooks stay for the session: this one only acts while recording
+        data_files_opened_by.hooked = True
+    folder = Path(os.fspath(data_dir())).resolve()
+    _opened = []
+    try:
+        call()
+        opened = [Path(path).resolve() for path in _opened]
+    finally:
+        _opened = None
+    return [path.relative_to(folder).as_posix() for path in opened if path.is_relative_to(folder)]
+
+
+def test_collections_and_listing_opens_no_data_file():
+    # listing stays fast on any machine because it reads the catalog alone, never a data file
+    _catalog.cache_clear()  # read the catalog again, under watch
+    assert data_files_opened_by(list_datasets) == ["catalog.csv"]
+    # the watch does see a data file being read
+    assert data_files_opened_by(lambda: load_dataset("flowoct/monk1")) == ["flowoct/monk1_enc.csv"]
     infos = list_datasets()
-    assert time.perf_counter() - start < 1.0
     assert isinstance(infos[0], DatasetInfo)
     counts = pd.Series([info.collection for info in infos]).value_counts().to_dict()
     assert counts == {"binary": 26, "flowoct": 16, "uci": 54, "consistent": 7}

@@ -14,7 +14,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 def run_script(script: str, *args: str) -> list[dict[str, str]]:
     """Run ``examples/<script>`` and parse the table it prints (title, header, rows)."""
     done = subprocess.run([sys.executable, str(EXAMPLES / script), *args], capture_output=True,
-                          text=True, timeout=120, cwd=EXAMPLES.parent)
+                          text=True, timeout=600, cwd=EXAMPLES.parent)
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stdout.splitlines() if line.strip()]
     header = lines[1].split()
@@ -120,5 +120,5 @@ def test_categorical_paper() -> None:
                                     "cp_paper.py", "sat_paper.py", "categorical_paper.py"])
 def test_help(script: str) -> None:
     done = subprocess.run([sys.executable, str(EXAMPLES / script), "--help"], capture_output=True, text=True,
-                          timeout=60)
+                          timeout=600)
     assert done.returncode == 0 and "--solver" in done.stdout

@@ -1,11 +1,15 @@
 """The constructive multi-start heuristic for decision diagrams."""
 from __future__ import annotations
 
+import itertools
+from types import SimpleNamespace
+
 import networkx as nx
 import numpy as np
 import pytest
 from sklearn.preprocessing import LabelEncoder
 
+from odtk import heuristics
 from odtk.datasets import FeatureEncoder, load_dataset
 from odtk.heuristics import EPSILON, construct_diagram
 from odtk.models import DecisionGraph
@@ -154,7 +158,11 @@ def test_narrow_layers_never_merge_both_sides():
     assert (result.misclassified, result.active_nodes) == (10, 2)
 
 
-def test_time_budget_bounds_the_starts():
+def test_time_budget_bounds_the_starts(monkeypatch):
+    """Starts go on while the budget lasts, read on a fake clock that advances 0.1 s a reading:
+    the start at 0 s, the checks at 0.1 s and 0.2 s pass a 0.25 s budget, the one at 0.3 s ends it."""
+    readings = itertools.count(0.0, 0.1)
+    monkeypatch.setattr(heuristics, "time", SimpleNamespace(perf_counter=lambda: next(readings)))
     X, y, k = _load("uci/iris")
-    result = construct_diagram(X, y, [1, 2, 4, 8], k, time_budget=0.2)
-    assert result.starts > 1 and result.seconds < 1.0
+    result = construct_diagram(X, y, [1, 2, 4, 8], k, time_budget=0.25)
+    assert result.starts == 3 and result.seconds == pytest.approx(0.4)
