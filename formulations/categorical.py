@@ -4,63 +4,99 @@ Citation: O. Günlük, J. Kalagnanam, M. Li, M. Menickelly, K. Scheinberg, "Opti
 Trees for Categorical Data via Integer Programming", J. Global Optimization 81 (2021).
 
 Binary classification on groups of one-hot columns: every original feature g is a group
-J_g of 0/1 columns (a categorical value, a numeric bin, or the two values of a 0/1 column);
+J(g) of 0/1 columns (a categorical value, a numeric bin, or the two values of a 0/1 column);
 every row has exactly one 1 per group. A node k of a fixed topology picks one group (v) and
 a subset of its values (z); a row whose value is in the subset goes left, else right. The
 topology's decision nodes whose children are both leaves ("last-level" nodes, K_L) carry a
-negative left leaf and a positive right leaf, so the last test decides the class. A row is
-correct at leaf b (c^i_b > 0) only if it goes towards b at every ancestor of b.
+negative left leaf and a positive right leaf (the paper's odd and even leaves), so the last
+test decides the class. A row is correct at leaf b (c^i_b > 0) only if it goes towards b at
+every ancestor of b.
 
     max  Σ_{i∈N+} Σ_{b∈B+} c^i_b + C Σ_{i∈N−} Σ_{b∈B−} c^i_b                      (8a)
     s.t. Σ_{g∈G} v^k_g = 1                                 k ∈ K                   (1)
          z^k_j ≤ v^k_{g(j)}                                 j ∈ J, k ∈ K            (2)
-         left(i, k)  = Σ_{j: x^i_j = 1} z^k_j                                       (3)
-         right(i, k) = 1 − left(i, k)                                              (4)
-         c^i_b ≤ left(i, k)                                 b ∈ L(k), k ∈ K, i      (5)
-         c^i_b ≤ right(i, k)                                b ∈ R(k), k ∈ K, i      (6)
-         Σ_{b∈B} c^i_b ≤ 1                                  i ∈ I                   (7)
+         L(i, k) = Σ_{j: x^i_j = 1} z^k_j                                           (3)
+         R(i, k) = 1 − L(i, k)                                                     (4)
+         c^i_b ≤ L(i, k)                                    b ∈ L(k), k ∈ K, i      (5)
+         c^i_b ≤ R(i, k)                                    b ∈ R(k), k ∈ K, i      (6)
+         Σ_{b∈B} c^i_b = 1                                  i ∈ I                   (7)
+         v, z, c binary
 
 Improvements, each a switch (defaults = all on):
 
-* ``inequalities="strong"``: the subtree sums (11) Σ_{b∈L(k)} c^i_b ≤ left(i, k) and
-  (12) Σ_{b∈R(k)} c^i_b ≤ right(i, k) replace (5)–(6); (7) is their sum at the root, dropped.
-* ``anchors="on"``: (13) z^k_{a(g)} = v^k_g at internal nodes with symmetric subtrees
-  (K_mirror) — the first value a(g) of the chosen group always goes left, which removes the
-  mirror image (subset ↔ complement with the subtrees swapped). Not where the mirror image
-  is another tree: at last-level nodes (their two leaves differ), below differently shaped
-  subtrees, or with ``max_card`` (the complement may hold too many values).
-* ``projection="on"``: (14) only c^i_b with class(b) = class(i) exist (the others are 0).
-* ``integrality="relaxed"`` (Proposition 3): only z of internal nodes is integer; v, z at
-  last-level nodes and c are continuous. For a fixed choice above it, a last-level node's
-  objective is linear in (v, z) over the convex hull of "one group, any subset", so a vertex
-  optimum is integral. ``"full"`` makes v and z integer. It is always used when the
-  statement does not hold: with the rate constraint (16), which couples the last-level
-  nodes, and for ordered groups with ``max_card`` or proper subsets, whose polytope has
-  fractional vertices (z = (½, ½, 0) for max_card = 1).
+* ``inequalities="strong"`` (§4.3.1): the subtree sums (11) Σ_{b∈L(k)} c^i_b ≤ L(i, k) and
+  (12) Σ_{b∈R(k)} c^i_b ≤ R(i, k) replace (5)–(6); (7) is dropped (their sum at the root
+  bounds Σ_b c^i_b by 1, and the objective does the rest).
+* ``anchors="on"`` (§4.3.2): (13) z^k_{a(g)} = v^k_g at internal nodes with symmetric
+  subtrees (K_mirror) — the first value a(g) of the chosen group always goes left, which
+  removes the mirror image (subset ↔ complement with the subtrees swapped). ``"w"``: the
+  alternative of §4.4 and §4.5 instead, w^k_g = 1 at the same nodes for the groups that have
+  a w (there categorical groups without one get no symmetry breaking). ``"off"``: neither.
+  Both keep every tree because every allowed test's complement is allowed; only odtk's own
+  ``max_card_ordinal`` breaks that, so the groups it bounds get no symmetry breaking.
+* ``projection="on"`` (§4.3.3): (14) only c^i_b with class(b) = class(i) exist; (7) is
+  deleted (with (14) it would read "= 1" on half the leaves, which is not valid).
+* ``integrality="relaxed"`` (§4.3.3–4.3.4, Proposition 3): c continuous, and of v and z only
+  z of internal nodes integer. ``"full"`` keeps (8)'s v, z, c ∈ {0, 1}. Proposition 3 is
+  proven for (8); odtk declares v and z integer wherever it does not hold: with the rate
+  constraint (15), which couples the last-level nodes; with §4.5's constraints, whose
+  right-hand sides do not scale with v (at v^k_g = ½, z^k = (½, ½, 0, …) meets Σz ≤ max.card
+  = 1: on a 24-row instance the relaxed model reports 18.25 for an optimum of 18); with
+  odtk's ``max_card_ordinal``; and with (9)–(10) on ordered groups.
 
 Extensions:
 
-* Section 4.4, ordered groups (numeric bins): w^k_g = 1 chooses the "≤" form (the left
-  subset is a prefix of the bins), 0 the "≥" form (a suffix):
-  z^k_{j+1} − z^k_j ≤ 1 − w^k_g and z^k_j − z^k_{j+1} ≤ w^k_g for consecutive bins j, j+1.
-  With anchors off, nodes in K_mirror use the "≤" form only (w^k_g = 1), the alternative
-  symmetry breaking: there the "≥" test is the same tree with its subtrees swapped.
-  ``numeric="categorical"`` drops these constraints and treats bins as unordered values.
-* Section 4.5: ``max_card`` bounds the values sent left, Σ_{j∈J_g} z^k_j ≤ max_card · v^k_g;
-  ``proper_subsets="on"`` adds (9) Σ_{j∈J_g} z^k_j ≥ v^k_g and (10) Σ_{j∈J_g} z^k_j ≤
-  (|J_g| − 1) v^k_g, so that every test sends some value each way.
-* Section 4.6: ``rate="sensitivity"`` maximises (15) (1/|N+|) Σ_{i∈N+} Σ_b c^i_b subject to
-  (16) Σ_{i∈N−} Σ_b c^i_b ≥ ⌈min_rate · |N−|⌉; ``rate="specificity"`` swaps the classes.
-* ``feature_selection="cart"`` (section 5.1): only the groups a scikit-learn CART of the
-  topology's depth splits on may be chosen.
+* §4.4, ordered groups (numeric bins, ``numeric="ordinal"``): w^k_g = 1 makes z increasing
+  (the left subset is a suffix: a "≥" test), 0 decreasing (a prefix: "≤"):
+      z^k_j ≥ z^k_{j+1} − w^k_g   and   z^k_{j+1} ≥ z^k_j − (1 − w^k_g)   consecutive bins j, j+1.
+  ``numeric="categorical"`` drops them: bins are unordered values (§5.3's "c").
+* §4.5, ``max_card`` = m: every categorical (not ordered) group with |J(g)| > m gets a binary
+  w^k_g and
+      Σ_{j∈J(g)} z^k_j ≤ m + (|J(g)| − m)(1 − w^k_g),   Σ_{j∈J(g)} z^k_j ≥ (|J(g)| − m) − (|J(g)| − m) w^k_g,
+  so at most m values go left (w = 1) or at most m go right (w = 0). Ordered groups are not
+  bound. ``max_card_ordinal="on"`` is odtk's own, not the paper's (off by
+  default): ordered groups with more than m bins get Σ_{j∈J(g)} z^k_j ≤ m·v^k_g,
+  at most m bins left.
+* (9) Σ_{j∈J(g)} z^k_j ≥ v^k_g and (10) Σ_{j∈J(g)} z^k_j ≤ (|J(g)| − 1) v^k_g
+  (``proper_subsets="on"``): every test sends some value each way. The paper states them and
+  does not use them.
+* §4.6: ``rate="sensitivity"`` maximises (16) Σ_{i∈N+} Σ_{b∈B+} c^i_b (divided by |N+|)
+  subject to (15) Σ_{i∈N−} Σ_{b∈B−} c^i_b ≥ ⌈min_rate · |N−|⌉; ``rate="specificity"`` swaps
+  the classes.
+* §5.1, ``feature_selection="cart"``: v^k_g = 0 for the groups that a CART with default
+  settings (scikit-learn's: no depth limit) never splits on, fitted on a random sample of
+  ``selection_share`` (0.9) of the rows (``cart_groups``). §5.7 makes "sure that at least 4
+  features are selected": if CART uses fewer than ``min_groups`` (4), the unused groups with
+  the best single split (largest Gini decrease of one column on the sample) are added.
 
-Symbols → Pyomo components: I, N+ / N− (sets I, I_pos, I_neg); J, G, J_g (J, G, J_g[g]);
+Departures from the paper that remain:
+
+* Changing the optimum of a feature-selected model only (which groups it may use): the paper
+  ran rpart (R) with its defaults — subset splits on whole factors, minsplit 20, pruned at
+  cp = 0.01 — where odtk runs scikit-learn's CART on the one-hot columns grown until its
+  leaves are pure, which usually splits on more groups (a weaker restriction, so an optimum
+  at least as high when its groups include rpart's); the paper's sample is 90 % of the whole
+  data set (its ODTs train on min(90 %, 600) rows), odtk's 90 % of the rows it is given,
+  drawn with seed 0; and the paper does not say how it reached "at least 4": the top-up
+  rule above is odtk's.
+* Not changing the optimal trees: (16) is reported as a rate (divided by |N+| or |N−|), not a
+  count; (15)'s right-hand side is ⌈β·|N−|⌉ (the paper's text writes ⌈(1 − 0.95)|I−|⌉ for a
+  guaranteed specificity of 0.95, which would guarantee 5 %); the topology ``imbalanced``
+  (``odtk.skeletons``) is the mirror image of Figure 3's (the long branch on the right, the
+  paper's on the left; ``depth-2.5`` is the paper's), which leaves the optimum unchanged
+  because every allowed test's complement is allowed (except under ``max_card_ordinal``),
+  and moves where anchors apply; ordered bins come from odtk's encoder (decile cuts moved to
+  the nearest midpoint between values, one bin per value for ten values or fewer;
+  ``max_thresholds`` sets the count), a change of data, not of model; a test that sends no
+  value left is dropped from the decoded tree.
+* Speed only: Proposition 3 is not used where it fails (above), so models with ``max_card``
+  on categorical groups branch on the last-level z too (the paper does not say what it
+  relaxed in its max.card runs, Table 6).
+
+Symbols → Pyomo components: I, N+ / N− (sets I, I_pos, I_neg); J, G, J(g) (J, G, J_g[g]);
 {j: x^i_j = 1} (X1[i]); K, K_I, K_L (K, K_internal, K_last); B, B+ / B− (B, B_pos, B_neg);
-L(k), R(k) (L[k], R[k]); c^i_b over the pairs CI; v, z, w (v[k,g], z[k,j], w[k,g]);
-C (class_weight).
-
-The section 4.4–4.6 constraints and (9)–(10) are odtk's statements of what those parts of
-the paper describe; the equation numbers follow the paper's numbering of formulation (8).
+L(k), R(k) (L[k], R[k]); c^i_b over the pairs CI; v, z, w (v[k,g], z[k,j], w[k,g] over G_w:
+the ordered groups G_ordinal and §4.5's G_card); C (class_weight); max.card (max_card).
 """
 from __future__ import annotations
 
@@ -79,14 +115,15 @@ FEATURES = "onehot"
 SKELETON = "topology"
 # numeric hyper-parameters: (lowest, highest, default); choices: (default, *other allowed values)
 HYPERPARAMETERS = {"class_weight": (0.0, 1e6, 1.0), "max_card": (1, 10**6, None),
-                   "min_rate": (0.0, 1.0, None)}
+                   "min_rate": (0.0, 1.0, None), "min_groups": (1, 10**6, 4),
+                   "selection_share": (0.01, 1.0, 0.9)}
 CHOICES: dict[str, tuple] = {
-    "inequalities": ("strong", "weak"), "anchors": ("on", "off"), "projection": ("on", "off"),
+    "inequalities": ("strong", "weak"), "anchors": ("on", "off", "w"), "projection": ("on", "off"),
     "integrality": ("relaxed", "full"), "numeric": ("ordinal", "categorical"),
     "proper_subsets": ("off", "on"), "rate": ("accuracy", "sensitivity", "specificity"),
-    "feature_selection": ("all", "cart"),
+    "feature_selection": ("all", "cart"), "max_card_ordinal": ("off", "on"),
 }
-SIDE_CONSTRAINTS = ("max_card", "min_rate", "proper_subsets")
+SIDE_CONSTRAINTS = ("max_card", "max_card_ordinal", "min_rate", "proper_subsets")
 IMPROVEMENTS = {"inequalities": ("strong", "weak"), "anchors": ("on", "off"),
                 "projection": ("on", "off"), "integrality": ("relaxed", "full")}  # (on, off)
 POSITIVE = 1  # class index of the positive class; the negative class is 0
@@ -98,9 +135,11 @@ def build_model() -> pyo.AbstractModel:
     _sets_and_params(m)
     _variables(m)
     m.objective = pyo.Objective(rule=_objective, sense=pyo.maximize,
-                                doc="(8a) weighted correct rows, or (15) one class's rate")
+                                doc="(8a) weighted correct rows, or (16) one class's rate")
     _tree_constraints(m)
     _path_constraints(m)
+    _ordered_groups(m)
+    _cardinality(m)
     _extensions(m)
     return m
 
@@ -111,9 +150,18 @@ def _sets_and_params(m: pyo.AbstractModel) -> None:
     m.I_neg = pyo.Set(within=m.I, ordered=True, doc="N−: negative rows")
     m.J = pyo.Set(ordered=True, doc="one-hot columns (values)")
     m.G = pyo.Set(ordered=True, doc="groups (original features)")
-    m.J_g = pyo.Set(m.G, within=m.J, ordered=True, doc="values J_g of group g, in order")
-    m.G_ordinal = pyo.Set(within=m.G, doc="groups whose values are ordered bins")
-    m.G_allowed = pyo.Set(within=m.G, doc="groups a node may choose (feature selection)")
+    m.J_g = pyo.Set(m.G, within=m.J, ordered=True, doc="values J(g) of group g, in order")
+    m.G_ordinal = pyo.Set(within=m.G, doc="§4.4: groups whose values are ordered bins")
+    m.G_allowed = pyo.Set(within=m.G, doc="groups a node may choose (§5.1 feature selection)")
+    m.G_removed = pyo.Set(within=m.G, initialize=lambda m: [g for g in m.G if g not in m.G_allowed],
+                          doc="§5.1: groups left out by feature selection")
+    m.G_card = pyo.Set(within=m.G_allowed, doc="§4.5: categorical groups with |J(g)| > max.card")
+    m.G_one_sided = pyo.Set(within=m.G_ordinal, doc="odtk's max_card_ordinal: ordered groups with "
+                            "more than max.card bins, at most max.card of them left")
+    m.G_w = pyo.Set(within=m.G, initialize=lambda m: [*m.G_ordinal, *m.G_card],
+                    doc="groups with a variable w: §4.4's ordered groups and §4.5's bounded ones")
+    m.G_symmetric = pyo.Set(within=m.G, doc="groups whose allowed subsets are closed under "
+                            "complement, so symmetry breaking keeps every tree")
     m.steps = pyo.Set(dimen=3, doc="(g, j, next j) for consecutive bins of an ordered group")
     m.X1 = pyo.Set(m.I, within=m.J, doc="values of row i: {j: x^i_j = 1}")
     m.K = pyo.Set(ordered=True, doc="decision nodes")
@@ -133,9 +181,8 @@ def _sets_and_params(m: pyo.AbstractModel) -> None:
     m.CI = pyo.Set(dimen=2, doc="pairs (i, b) with a variable c^i_b ((14) drops wrong-class ones)")
     m.class_weight = pyo.Param(within=pyo.NonNegativeReals, default=1.0, doc="C in (8a)")
     m.min_count = pyo.Param(within=pyo.NonNegativeIntegers, default=0,
-                            doc="(16) right-classified rows of the other class, at least")
-    m.max_card = pyo.Param(within=pyo.NonNegativeIntegers, default=0,
-                           doc="4.5: values sent left, at most (0: no bound)")
+                            doc="(15) right-classified rows of the other class, at least")
+    m.max_card = pyo.Param(within=pyo.NonNegativeIntegers, default=0, doc="§4.5: max.card")
     m.group_of = pyo.Param(m.J, within=m.G, doc="g(j): the group of value j")
     m.child = pyo.Param(m.K, ["left", "right"], within=pyo.Any, doc="the left and right child of k")
     m.switch = pyo.Param(pyo.Any, within=pyo.Any, doc="the CHOICES: improvements, extensions, rate")
@@ -145,20 +192,23 @@ def _sets_and_params(m: pyo.AbstractModel) -> None:
 def _variables(m: pyo.AbstractModel) -> None:
     m.v = pyo.Var(m.K, m.G, domain=_v_domain, bounds=(0, 1), doc="(1) group g is tested at node k")
     m.z = pyo.Var(m.K, m.J, domain=_z_domain, bounds=(0, 1), doc="(2) value j goes left at node k")
-    m.w = pyo.Var(m.K, m.G_ordinal, domain=pyo.Binary, doc="4.4: 1 = '≤' form, 0 = '≥' form")
-    m.c = pyo.Var(m.CI, bounds=(0, 1), doc="row i is classified correctly at leaf b")
-
-
-def _integral_everywhere(m) -> bool:
-    return not m.relaxed
+    m.w = pyo.Var(m.K, m.G_w, domain=pyo.Binary,
+                  doc="§4.4: 1 = '≥' test (z increasing), 0 = '≤'; §4.5: 1 = at most max.card "
+                      "values go left, 0 = at most max.card go right")
+    m.c = pyo.Var(m.CI, domain=_c_domain, bounds=(0, 1), doc="row i is classified correctly at leaf b")
 
 
 def _v_domain(m, k, g):
-    return pyo.Binary if _integral_everywhere(m) else pyo.Reals
+    return pyo.Reals if m.relaxed else pyo.Binary
 
 
 def _z_domain(m, k, j):
-    return pyo.Binary if k in m.K_internal or _integral_everywhere(m) else pyo.Reals
+    return pyo.Reals if m.relaxed and k not in m.K_internal else pyo.Binary
+
+
+def _c_domain(m, i, b):
+    """§4.3.3: c may be continuous once (v, z) are integral; ``integrality="full"`` keeps (8)'s c ∈ {0, 1}."""
+    return pyo.Binary if m.switch["integrality"] == "full" else pyo.Reals
 
 
 def _correct(m, rows, leaves):
@@ -176,23 +226,27 @@ def _objective(m):
 def _tree_constraints(m: pyo.AbstractModel) -> None:
     m.one_group = pyo.Constraint(
         m.K, doc="(1) every node tests one group",
-        rule=lambda m, k: sum(m.v[k, g] for g in m.G_allowed) == 1)
-    m.value_of_chosen_group = pyo.Constraint(
-        m.K, m.G, doc="(2) only values of the chosen group go left; (13) the anchor always does",
-        rule=_value_of_chosen_group)
+        rule=lambda m, k: sum(m.v[k, g] for g in m.G) == 1)
+    m.value_bound = pyo.Constraint(
+        m.K, m.J, doc="(2) z^k_j ≤ v^k_g(j): only values of the chosen group go left",
+        rule=lambda m, k, j: pyo.Constraint.Skip if _anchor(m, k, j) else m.z[k, j] <= m.v[k, m.group_of[j]])
+    m.anchor = pyo.Constraint(
+        m.K_mirror, m.G_symmetric, doc="(13) z^k_a(g) = v^k_g: the anchor a(g) goes left",
+        rule=lambda m, k, g: m.z[k, m.J_g[g].first()] == m.v[k, g] if m.switch["anchors"] == "on"
+        else pyo.Constraint.Skip)
+    m.removed_group = pyo.Constraint(
+        m.K, m.G_removed, doc="(§5.1) v^k_g = 0 for the groups feature selection leaves out",
+        rule=lambda m, k, g: m.v[k, g] == 0)
 
 
-def _value_of_chosen_group(m, k, g):
-    """(2) z^k_j ≤ v^k_g as one row per value, or (13) the anchor's z^k_a(g) = v^k_g."""
-    if g not in m.G_allowed:
-        return sum(m.z[k, j] for j in m.J_g[g]) + m.v[k, g] == 0
-    anchored = m.switch["anchors"] == "on" and k in m.K_mirror
-    return pyo.Constraint.Skip if not anchored else m.z[k, m.J_g[g].first()] == m.v[k, g]
+def _anchor(m, k, j) -> bool:
+    """True when (13) holds z^k_j at equality: j is the anchor (first value) of its group at k."""
+    group = m.group_of[j]
+    return (m.switch["anchors"] == "on" and k in m.K_mirror and group in m.G_symmetric
+            and j == m.J_g[group].first())
 
 
 def _path_constraints(m: pyo.AbstractModel) -> None:
-    m.value_bound = pyo.Constraint(
-        m.K, m.J, doc="(2) z^k_j ≤ v^k_g(j)", rule=_value_bound)
     m.left_subtree = pyo.Constraint(
         m.K, m.I, doc="(11) reach the left subtree's leaves only by going left",
         rule=lambda m, k, i: _path(m, k, i, m.L[k], left=True, strong=True))
@@ -206,27 +260,17 @@ def _path_constraints(m: pyo.AbstractModel) -> None:
         m.KB_right, m.I, doc="(6) reach a right leaf only by going right",
         rule=lambda m, k, b, i: _path(m, k, i, [b], left=False, strong=False))
     m.one_leaf = pyo.Constraint(
-        m.I, doc="(7) a row is correct at one leaf at most (implied by (11)–(12) at the root)",
-        rule=lambda m, i: pyo.Constraint.Skip if m.switch["inequalities"] == "strong"
-        else sum(m.c[i, b] for b in m.B if (i, b) in m.CI) <= 1)
-
-
-def _value_bound(m, k, j):
-    group = m.group_of[j]
-    if group not in m.G_allowed:
-        return pyo.Constraint.Skip
-    if m.switch["anchors"] == "on" and k in m.K_mirror and j == m.J_g[group].first():
-        return pyo.Constraint.Skip  # (13) holds it at equality
-    return m.z[k, j] <= m.v[k, group]
+        m.I, doc="(7) every row reaches one leaf (dropped with (11)–(12) and with (14))",
+        rule=_one_leaf)
 
 
 def _goes_left(m, k, i):
-    """(3) left(i, k): 1 when row i's value of the tested group is in the left subset."""
+    """(3) L(i, k): 1 when row i's value of the tested group is in the left subset."""
     return sum(m.z[k, j] for j in m.X1[i])
 
 
 def _path(m, k, i, leaves, left: bool, strong: bool):
-    """Σ_{b∈leaves} c^i_b ≤ left(i, k) or right(i, k): (11)/(12) for a subtree, (5)/(6) for a leaf."""
+    """Σ_{b∈leaves} c^i_b ≤ L(i, k) or R(i, k) (4): (11)/(12) for a subtree, (5)/(6) for a leaf."""
     reached = [m.c[i, b] for b in leaves if (i, b) in m.CI]
     if strong != (m.switch["inequalities"] == "strong") or not reached:
         return pyo.Constraint.Skip
@@ -234,30 +278,59 @@ def _path(m, k, i, leaves, left: bool, strong: bool):
     return sum(reached) <= side
 
 
+def _one_leaf(m, i):
+    if m.switch["inequalities"] == "strong" or m.switch["projection"] == "on":
+        return pyo.Constraint.Skip
+    return sum(m.c[i, b] for b in m.B) == 1
+
+
+def _ordered_groups(m: pyo.AbstractModel) -> None:
+    m.ordered_decreasing = pyo.Constraint(
+        m.K, m.steps, doc="(§4.4) z^k_j ≥ z^k_j+1 − w^k_g: with w = 0 the left subset is a prefix ('≤')",
+        rule=lambda m, k, g, j, nxt: m.z[k, j] >= m.z[k, nxt] - m.w[k, g])
+    m.ordered_increasing = pyo.Constraint(
+        m.K, m.steps, doc="(§4.4) z^k_j+1 ≥ z^k_j − (1 − w^k_g): with w = 1 it is a suffix ('≥')",
+        rule=lambda m, k, g, j, nxt: m.z[k, nxt] >= m.z[k, j] - (1 - m.w[k, g]))
+    m.w_symmetry = pyo.Constraint(
+        m.K_mirror, m.G_w, doc="(§4.4) and §4.5: anchors='w' breaks symmetry by w^k_g = 1 instead of (13)",
+        rule=lambda m, k, g: m.w[k, g] == 1 if m.switch["anchors"] == "w" and g in m.G_symmetric
+        else pyo.Constraint.Skip)
+
+
+def _cardinality(m: pyo.AbstractModel) -> None:
+    m.card_left = pyo.Constraint(
+        m.K, m.G_card, doc="(§4.5) Σ_J(g) z^k_j ≤ max.card + (|J(g)| − max.card)(1 − w^k_g)",
+        rule=lambda m, k, g: _chosen_values(m, k, g) <= m.max_card + _spare(m, g) * (1 - m.w[k, g]))
+    m.card_right = pyo.Constraint(
+        m.K, m.G_card, doc="(§4.5) Σ_J(g) z^k_j ≥ (|J(g)| − max.card) − (|J(g)| − max.card) w^k_g",
+        rule=lambda m, k, g: _chosen_values(m, k, g) >= _spare(m, g) - _spare(m, g) * m.w[k, g])
+    m.card_one_sided = pyo.Constraint(
+        m.K, m.G_one_sided, doc="(§4.5) odtk's own max_card_ordinal, not the paper's: "
+                                "Σ_J(g) z^k_j ≤ max.card · v^k_g on an ordered group",
+        rule=lambda m, k, g: _chosen_values(m, k, g) <= m.max_card * m.v[k, g])
+
+
+def _chosen_values(m, k, g):
+    """Σ_{j∈J(g)} z^k_j: how many values of group g go left at node k."""
+    return sum(m.z[k, j] for j in m.J_g[g])
+
+
+def _spare(m, g) -> int:
+    """|J(g)| − max.card."""
+    return len(m.J_g[g]) - pyo.value(m.max_card)
+
+
 def _extensions(m: pyo.AbstractModel) -> None:
-    m.ordered_le = pyo.Constraint(
-        m.K, m.steps, doc="(§4.4) '≤' form (w = 1): the left subset is a prefix of the bins",
-        rule=lambda m, k, g, j, nxt: m.z[k, nxt] - m.z[k, j] <= 1 - m.w[k, g])
-    m.ordered_ge = pyo.Constraint(
-        m.K, m.steps, doc="(§4.4) '≥' form (w = 0): the left subset is a suffix of the bins",
-        rule=lambda m, k, g, j, nxt: m.z[k, j] - m.z[k, nxt] <= m.w[k, g])
-    m.ordered_symmetry = pyo.Constraint(
-        m.K_mirror, m.G_ordinal, doc="(§4.4) without anchors, mirror nodes test '≤' only",
-        rule=lambda m, k, g: pyo.Constraint.Skip if m.switch["anchors"] == "on" else m.w[k, g] == 1)
-    m.max_card_bound = pyo.Constraint(
-        m.K, m.G_allowed, doc="(§4.5) at most max_card values go left",
-        rule=lambda m, k, g: pyo.Constraint.Skip if pyo.value(m.max_card) == 0
-        else sum(m.z[k, j] for j in m.J_g[g]) <= m.max_card * m.v[k, g])
     m.some_value_left = pyo.Constraint(
         m.K, m.G_allowed, doc="(9) the chosen group sends some value left",
         rule=lambda m, k, g: pyo.Constraint.Skip if m.switch["proper_subsets"] == "off"
-        else sum(m.z[k, j] for j in m.J_g[g]) >= m.v[k, g])
+        else _chosen_values(m, k, g) >= m.v[k, g])
     m.some_value_right = pyo.Constraint(
         m.K, m.G_allowed, doc="(10) the chosen group sends some value right",
         rule=lambda m, k, g: pyo.Constraint.Skip if m.switch["proper_subsets"] == "off"
-        else sum(m.z[k, j] for j in m.J_g[g]) <= (len(m.J_g[g]) - 1) * m.v[k, g])
+        else _chosen_values(m, k, g) <= (len(m.J_g[g]) - 1) * m.v[k, g])
     m.minimum_rate = pyo.Constraint(
-        doc="(16) the other class's rate is at least min_rate",
+        doc="(15) the other class's correct rows, at least ⌈min_rate · its rows⌉",
         rule=lambda m: pyo.Constraint.Skip if m.switch["rate"] == "accuracy" else (
             _correct(m, m.I_neg, m.B_neg) if m.switch["rate"] == "sensitivity"
             else _correct(m, m.I_pos, m.B_pos)) >= m.min_count)
@@ -298,17 +371,34 @@ def _symmetric(skeleton: nx.DiGraph, children: dict) -> bool:
     return _shape(skeleton, children["left"]) == _shape(skeleton, children["right"])
 
 
-def _cart_groups(X: np.ndarray, y: np.ndarray, groups: list[list[int]], depth: int) -> list[int]:
-    """Section 5.1: the groups a scikit-learn CART of the same depth splits on."""
-    used = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(X, y).tree_.feature
+def cart_groups(X: np.ndarray, y: np.ndarray, groups: list[list[int]], min_groups: int = 4,
+                share: float = 0.9, seed: int = 0) -> list[int]:
+    """Section 5.1: the groups a scikit-learn CART with default settings (no depth limit)
+    splits on, fitted on a random sample of ``share`` of the rows; topped up to ``min_groups``
+    (§5.7: "at least 4 features") by the unused groups with the best single split."""
+    rows = np.random.default_rng(seed).permutation(len(y))[:max(1, round(share * len(y)))]
+    X, y = X[rows].astype(float), y[rows]
+    used = DecisionTreeClassifier(random_state=seed).fit(X, y).tree_.feature
     columns = set(used[used >= 0].tolist())
     chosen = [g for g, members in enumerate(groups) if columns & set(members)]
-    return chosen or list(range(len(groups)))
+    others = sorted((g for g in range(len(groups)) if g not in chosen),
+                    key=lambda g: -_best_split_gain(X[:, groups[g]], y))
+    return sorted(chosen + others[:max(0, min_groups - len(chosen))])
+
+
+def _best_split_gain(X: np.ndarray, y: np.ndarray) -> float:
+    """The Gini decrease of the best split on one of the columns ``X`` (0 when none splits)."""
+    tree = DecisionTreeClassifier(max_depth=1, random_state=0).fit(X, y).tree_
+    if tree.node_count < 3:
+        return 0.0
+    size = tree.weighted_n_node_samples
+    return float(tree.impurity[0] - (size[1] * tree.impurity[1] + size[2] * tree.impurity[2]) / size[0])
 
 
 def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int, *,
               groups: list[list[int]], ordinal: list[bool], class_weight: float = 1.0,
-              max_card: int | None = None, min_rate: float | None = None, **choices: str) -> dict:
+              max_card: int | None = None, min_rate: float | None = None, min_groups: int = 4,
+              selection_share: float = 0.9, **choices: str) -> dict:
     """Pyomo data: ``X`` one-hot 0/1 (one 1 per group and row), ``y`` in {0, 1} (1 positive).
 
     ``groups`` lists each group's column indices in order; ``ordinal[g]`` marks ordered bins.
@@ -323,23 +413,21 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
     leaf_class = {b: POSITIVE if b in positive_leaves else 1 - POSITIVE for b in leaves}
     pairs = [(i, b) for i in rows for b in leaves
              if switch["projection"] == "off" or leaf_class[b] == y[i]]
-    ordered = [g for g, flag in enumerate(ordinal) if flag and switch["numeric"] == "ordinal"]
-    allowed = (_cart_groups(X, y, groups, nx.dag_longest_path_length(skeleton))
+    allowed = (cart_groups(X, y, groups, min_groups, selection_share)
                if switch["feature_selection"] == "cart" else list(range(len(groups))))
+    roles = _group_roles(groups, ordinal, allowed, max_card, switch)
+    ordered = roles["G_ordinal"][None]
     other = int((y != POSITIVE).sum()) if switch["rate"] == "sensitivity" else int((y == POSITIVE).sum())
-    restricted = max_card is not None or switch["proper_subsets"] == "on"
-    relaxed = (switch["integrality"] == "relaxed" and switch["rate"] == "accuracy"
-               and not (ordered and restricted))
-    mirror = [] if max_card is not None else [k for k in internal if _symmetric(skeleton, children[k])]
     return {None: {
         "I": {None: rows}, "I_pos": {None: [i for i in rows if y[i] == POSITIVE]},
         "I_neg": {None: [i for i in rows if y[i] != POSITIVE]},
         "J": {None: list(range(X.shape[1]))}, "G": {None: list(range(len(groups)))},
-        "J_g": dict(enumerate(groups)), "G_ordinal": {None: ordered}, "G_allowed": {None: allowed},
+        "J_g": dict(enumerate(groups)), "G_allowed": {None: allowed}, **roles,
         "steps": {None: [(g, j, nxt) for g in ordered for j, nxt in zip(groups[g], groups[g][1:])]},
         "X1": {i: np.flatnonzero(X[i]).tolist() for i in rows},
         "K": {None: internal + last}, "K_internal": {None: internal}, "K_last": {None: last},
-        "K_mirror": {None: mirror}, "relaxed": {None: relaxed},
+        "K_mirror": {None: [k for k in internal if _symmetric(skeleton, children[k])]},
+        "relaxed": {None: _proposition_3_applies(switch, roles)},
         "B": {None: leaves}, "B_pos": {None: positive_leaves},
         "B_neg": {None: [b for b in leaves if b not in positive_leaves]},
         "L": left, "R": right, "CI": {None: pairs},
@@ -349,6 +437,30 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
         "child": {(k, side): c for k, sides in children.items() for side, c in sides.items()},
         "group_of": {j: g for g, members in enumerate(groups) for j in members}, "switch": switch,
     }}
+
+
+def _group_roles(groups: list[list[int]], ordinal: list[bool], allowed: list[int],
+                 max_card: int | None, switch: dict) -> dict:
+    """The sets of groups: ordered (§4.4), bounded by §4.5 (categorical groups with more than
+    max_card values), bounded one-sidedly (odtk's max_card_ordinal) and the allowed groups
+    whose tests are closed under complement (where symmetry breaking keeps every tree)."""
+    ordered = [g for g, flag in enumerate(ordinal) if flag and switch["numeric"] == "ordinal"]
+    bounded = [g for g in allowed if max_card is not None and len(groups[g]) > max_card]
+    one_sided = [g for g in bounded if g in ordered and switch["max_card_ordinal"] == "on"]
+    return {"G_ordinal": {None: ordered}, "G_card": {None: [g for g in bounded if g not in ordered]},
+            "G_one_sided": {None: one_sided},
+            "G_symmetric": {None: [g for g in allowed if g not in one_sided]}}
+
+
+def _proposition_3_applies(switch: dict, roles: dict) -> bool:
+    """Relax v and last-level z only where Proposition 3 is proven: not with (15), which
+    couples the last-level nodes, nor with bounds on |subset| whose polytope has fractional
+    vertices: §4.5 (z = (½, ½, 0) at v = ½ for max.card = 1), odtk's max_card_ordinal, and
+    (9)–(10) on ordered groups."""
+    proper_ordered = bool(roles["G_ordinal"][None]) and switch["proper_subsets"] == "on"
+    bounded = roles["G_card"][None] or roles["G_one_sided"][None]
+    return (switch["integrality"] == "relaxed" and switch["rate"] == "accuracy"
+            and not (bounded or proper_ordered))
 
 
 def _check_problem(y: np.ndarray, n_classes: int, switch: dict, min_rate: float | None,

@@ -1,7 +1,11 @@
 """An independent oracle for categorical trees with subset tests and fixed leaf classes.
 
 Each row has one value per feature *group*. Every node tests "value of group g is in S";
-rows with the value in S go left, the others right. A topology is nested tuples:
+rows with the value in S go left, the others right. The allowed subsets follow the definitions
+of Günlük et al.: S is a prefix or a suffix of an ordered (numeric) group's values (§4.4); with
+``max_card`` m, a categorical group of more than m values sends at most m of them left or at
+most m right (§4.5), and ordered groups are not bound (odtk's own ``max_card_ordinal`` bounds
+them one-sidedly: at most m bins left). A topology is nested tuples:
 ``("node", left, right)`` for a split with decision children and ``"last"`` for a split
 whose two children are leaves, the left leaf predicting negative and the right positive.
 The score of a tree is (true positives) + C · (true negatives). Everything is found by
@@ -20,21 +24,32 @@ Test = tuple[int, frozenset]  # (group, values that go left)
 
 
 def subset_tests(n_values: list[int], ordinal: list[bool], max_card: int | None = None,
-                 proper: bool = False) -> list[Test]:
+                 proper: bool = False, max_card_ordinal: bool = False) -> list[Test]:
     """Every allowed test (g, S): S is a prefix or suffix of 0..n-1 if group g is ordinal,
-    |S| ≤ ``max_card`` if given, and 0 < |S| < n if ``proper``."""
+    within ``max_card`` as ``_size_allowed`` says, and 0 < |S| < n if ``proper``."""
     tests = []
     for g, n in enumerate(n_values):
         for size in range(n + 1):
+            if not _size_allowed(size, n, ordinal[g], max_card, max_card_ordinal):
+                continue
+            if proper and not 0 < size < n:
+                continue
             for S in map(frozenset, itertools.combinations(range(n), size)):
                 if ordinal[g] and S not in (frozenset(range(size)), frozenset(range(n - size, n))):
                     continue
-                if max_card is not None and size > max_card:
-                    continue
-                if proper and not 0 < size < n:
-                    continue
                 tests.append((g, S))
     return tests
+
+
+def _size_allowed(size: int, n: int, ordinal: bool, max_card: int | None, max_card_ordinal: bool) -> bool:
+    """§4.5: a categorical group with n > m values sends at most m values left or at least
+    n − m (at most m right); an ordered group is free, or with ``max_card_ordinal`` sends at
+    most m bins left."""
+    if max_card is None or n <= max_card:
+        return True
+    if ordinal:
+        return not max_card_ordinal or size <= max_card
+    return size <= max_card or size >= n - max_card
 
 
 def _left_masks(values: np.ndarray, tests: list[Test]) -> list[np.ndarray]:
@@ -44,10 +59,10 @@ def _left_masks(values: np.ndarray, tests: list[Test]) -> list[np.ndarray]:
 
 def best_score(values: np.ndarray, positive: np.ndarray, topology: Topology,
                n_values: list[int], ordinal: list[bool], C: float = 1.0,
-               max_card: int | None = None, proper: bool = False) -> float:
+               max_card: int | None = None, proper: bool = False, max_card_ordinal: bool = False) -> float:
     """The maximum of TP + C · TN over all trees of ``topology``, trying every allowed test
     at every node."""
-    lefts = _left_masks(values, subset_tests(n_values, ordinal, max_card, proper))
+    lefts = _left_masks(values, subset_tests(n_values, ordinal, max_card, proper, max_card_ordinal))
 
     @lru_cache(maxsize=None)
     def best(node: Topology, rows: tuple[int, ...]) -> float:
@@ -65,9 +80,9 @@ def best_score(values: np.ndarray, positive: np.ndarray, topology: Topology,
 
 def rate_frontier(values: np.ndarray, positive: np.ndarray, topology: Topology,
                   n_values: list[int], ordinal: list[bool], max_card: int | None = None,
-                  proper: bool = False) -> set[tuple[int, int]]:
+                  proper: bool = False, max_card_ordinal: bool = False) -> set[tuple[int, int]]:
     """Every achievable (true positives, true negatives) pair over all trees of ``topology``."""
-    lefts = _left_masks(values, subset_tests(n_values, ordinal, max_card, proper))
+    lefts = _left_masks(values, subset_tests(n_values, ordinal, max_card, proper, max_card_ordinal))
 
     @lru_cache(maxsize=None)
     def pairs(node: Topology, rows: tuple[int, ...]) -> frozenset[tuple[int, int]]:

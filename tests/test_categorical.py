@@ -22,15 +22,18 @@ from functools import lru_cache
 import networkx as nx
 import numpy as np
 import pandas as pd
+import pyomo.environ as pyo
 import pytest
 from click.testing import CliRunner
 from sklearn.tree import DecisionTreeClassifier
 
 import odtk
 from odtk.cli import main
-from odtk.datasets import Dataset, FeatureEncoder, from_dataframe, read_csv
+from odtk.datasets import Dataset, FeatureEncoder, from_dataframe, load_dataset, read_csv
 from odtk.exceptions import ConfigError, DataError, SkeletonError, SolveError
+from odtk.formulations import categorical
 from odtk.models import TrainedModel
+from odtk.skeletons import topology_skeleton
 
 from subset_trees import best_score, random_instance, rate_frontier
 
@@ -96,13 +99,22 @@ def solve(data, skeleton="depth-2", positive_class=POS, **options) -> odtk.Solve
 
 
 def oracle(instance: Instance, skeleton="depth-2", positive_class=POS, class_weight=1.0,
-           max_card=None, proper_subsets="off", numeric="ordinal", **_improvements) -> float:
+           max_card=None, proper_subsets="off", numeric="ordinal", max_card_ordinal="off",
+           **_improvements) -> float:
     """The best TP + C·TN over all trees of the topology, with odtk's options translated."""
     topology = ORACLE_TOPOLOGY.get(skeleton, skeleton)
     positive = instance.positive if positive_class == POS else ~instance.positive
     ordinal = instance.ordinal if numeric == "ordinal" else [False] * len(instance.ordinal)
     return best_score(instance.values, positive, topology, instance.n_values, ordinal, C=class_weight,
-                      max_card=max_card, proper=proper_subsets == "on")
+                      max_card=max_card, proper=proper_subsets == "on",
+                      max_card_ordinal=max_card_ordinal == "on")
+
+
+def single_group(column: list, labels: list) -> Instance:
+    """One feature ``g0`` (ordinal if its values are numbers) and the class column ``y``."""
+    frame = pd.DataFrame({"g0": column, "y": labels})
+    values = np.unique(column, return_inverse=True)[1][:, None]
+    return make_instance(values, frame["y"].to_numpy() == POS, [pd.api.types.is_numeric_dtype(frame["g0"])], frame)
 
 
 def weighted_correct(predicted, truth, class_weight=1.0, positive_class=POS) -> float:
@@ -147,7 +159,7 @@ def depth_of(topology) -> int:
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     """``python -m odtk`` as a user runs it."""
     return subprocess.run([sys.executable, "-m", "odtk", *args], capture_output=True, text=True,
-                          env=dict(os.environ), timeout=300)
+                          env=dict(os.environ), timeout=600)
 
 
 def assert_one_line_error(run: subprocess.CompletedProcess, *words: str) -> None:
@@ -177,11 +189,12 @@ def test_improvements_change_speed_never_the_optimum(seed, improvements):
     assert solve(instance, **improvements).objective == oracle(instance)
 
 
-@pytest.mark.parametrize("switch", sorted(ALL_OFF))
+@pytest.mark.parametrize("switch", [*({name: value} for name, value in sorted(ALL_OFF.items())),
+                                    {"anchors": "w"}], ids=lambda switch: "=".join(*switch.items()))
 @pytest.mark.parametrize("seed", [3, 6])
 def test_each_improvement_switched_off_alone_keeps_the_optimum(seed, switch):
     instance = random_case(seed)
-    assert solve(instance, **{switch: ALL_OFF[switch]}).objective == oracle(instance)
+    assert solve(instance, **switch).objective == oracle(instance)
 
 
 @pytest.mark.parametrize("seed,options", [
@@ -191,6 +204,13 @@ def test_each_improvement_switched_off_alone_keeps_the_optimum(seed, switch):
     pytest.param(0, {"max_card": 1, "anchors": "off"}, id="max_card=1-anchors-off"),
     pytest.param(3, {"max_card": 1, "anchors": "off"}, id="max_card=1-anchors-off-ordinal"),
     pytest.param(0, {"max_card": 1}, id="max_card=1-defaults"),
+    pytest.param(4, {"max_card": 1, "anchors": "w"}, id="max_card=1-anchors-w"),
+    pytest.param(4, {"max_card": 1, **ALL_OFF}, id="max_card=1-all-off"),
+    pytest.param(3, {"max_card": 1, "numeric": "categorical"}, id="max_card=1-bins-categorical"),
+    pytest.param(3, {"max_card": 1, "max_card_ordinal": "on"}, id="max_card_ordinal-defaults"),
+    pytest.param(3, {"max_card": 1, "max_card_ordinal": "on", "anchors": "w"}, id="max_card_ordinal-anchors-w"),
+    pytest.param(7, {"max_card": 2, "max_card_ordinal": "on", **ALL_OFF}, id="max_card_ordinal-all-off"),
+    pytest.param(7, {"max_card": 1, "proper_subsets": "on"}, id="max_card=1-proper-ordinal"),
     pytest.param(2, {"proper_subsets": "on"}, id="proper"),
     pytest.param(7, {"proper_subsets": "on", **ALL_OFF}, id="proper-ordinal-all-off"),
     pytest.param(3, {"numeric": "categorical"}, id="numeric-categorical"),
@@ -210,26 +230,28 @@ def test_numeric_as_categorical_can_beat_ordered_bins():
 
 FOUR_ROWS_CATEGORICAL = (["v0", "v2", "v1", "v1"], [POS, NEG, NEG, NEG])
 FOUR_ROWS_ORDINAL = ([10, 30, 40, 20], [POS, NEG, POS, POS])
+ONE_SIDED = {"max_card_ordinal": "on"}
 
 
 @pytest.mark.parametrize("rows,max_card,options,optimum", [
     pytest.param(FOUR_ROWS_CATEGORICAL, 1, {"anchors": "off"}, 4, id="categorical-anchors-off"),
     pytest.param(FOUR_ROWS_CATEGORICAL, 1, {}, 4, id="categorical"),
-    pytest.param(FOUR_ROWS_ORDINAL, 2, {"integrality": "full"}, 4, id="ordinal"),
-    pytest.param(FOUR_ROWS_ORDINAL, 2, {"integrality": "full", "anchors": "off"}, 4, id="ordinal-anchors-off"),
-    pytest.param(([30, 20, 20, 10], [POS, NEG, NEG, NEG]), 1, {}, 2, id="ordinal-relaxed"),
+    pytest.param(FOUR_ROWS_ORDINAL, 2, {**ONE_SIDED, "integrality": "full"}, 4, id="one-sided-ordinal"),
+    pytest.param(FOUR_ROWS_ORDINAL, 2, {**ONE_SIDED, "anchors": "w"}, 4, id="one-sided-ordinal-anchors-w"),
+    pytest.param(FOUR_ROWS_ORDINAL, 2, {**ONE_SIDED, "anchors": "off"}, 4, id="one-sided-ordinal-anchors-off"),
+    pytest.param(([30, 20, 20, 10], [POS, NEG, NEG, NEG]), 1, ONE_SIDED, 2, id="one-sided-ordinal-relaxed"),
+    pytest.param(([30, 20, 20, 10], [POS, NEG, NEG, NEG]), 1, {}, 4, id="ordinal-free"),
 ])
 def test_max_card_on_four_rows(rows, max_card, options, optimum):
-    """One group, four rows: the optimum is checked by hand. E.g. categorical: v2 left to a
-    negative leaf, then v1 left (negative) and v0 right (positive): all four right. Its mirror
-    image (v0 and v1 left) breaks max_card, which is why anchors must not apply here.
-    Ordinal: 40 left at the root, then '> 25' left."""
-    column, labels = rows
-    frame = pd.DataFrame({"g0": column, "y": labels})
-    ordinal = [pd.api.types.is_numeric_dtype(frame["g0"])]
-    values = np.unique(column, return_inverse=True)[1][:, None]
-    instance = make_instance(values, frame["y"].to_numpy() == POS, ordinal, frame)
-    assert oracle(instance, max_card=max_card) == optimum
+    """One group, four rows, depth 2: the optimum is checked by hand. Categorical (three
+    values, max_card 1): every subset has at most one value on one side (§4.5), e.g. v2 left
+    at the root, then v1 left: all four right. Ordinal under odtk's one-sided
+    ``max_card_ordinal``: 40 left at the root, then "≥ 30" left; its mirror image (10, 20, 30 left)
+    has too many bins left, so neither anchors nor w = 1 may apply to that group. Last two:
+    at most one bin left allows only 2 (10 left at the root, 30 right below), whereas the
+    paper does not bound ordered groups ("≤ 20" left at the last level: all four)."""
+    instance = single_group(*rows)
+    assert oracle(instance, max_card=max_card, **options) == optimum
     assert solve(instance, max_card=max_card, **options).objective == optimum
 
 
@@ -339,17 +361,20 @@ UNATTAINABLE = {"rate": "sensitivity", "min_rate": 1.0, "max_card": 1, "proper_s
 
 
 def test_unattainable_rate_is_a_solve_error_naming_min_rate(tmp_path):
-    frontier = rate_frontier(COLOUR_SIZE_INSTANCE.values, COLOUR_SIZE_INSTANCE.positive, D2,
+    """Depth 1: every negative lies in the left leaf only if every colour (or size) goes left,
+    which (10) forbids. (At depth 2 a perfect tree exists: max_card 1 does not bind three
+    colours, and ordered sizes not at all.)"""
+    frontier = rate_frontier(COLOUR_SIZE_INSTANCE.values, COLOUR_SIZE_INSTANCE.positive, "last",
                              COLOUR_SIZE_INSTANCE.n_values, COLOUR_SIZE_INSTANCE.ordinal, max_card=1, proper=True)
     assert max(tn for _, tn in frontier) < (~COLOUR_SIZE_INSTANCE.positive).sum()  # specificity 1 unreachable
     with pytest.raises(SolveError, match="min_rate") as raised:
-        odtk.solve("categorical", COLOUR_SIZE_INSTANCE.dataset, depth=2, positive_class=POS, **UNATTAINABLE)
+        odtk.solve("categorical", COLOUR_SIZE_INSTANCE.dataset, depth=1, positive_class=POS, **UNATTAINABLE)
     assert "\n" not in str(raised.value)
 
     COLOUR_SIZE.to_csv(tmp_path / "train.csv", index=False)
     assert_one_line_error(run_cli(
         "solve", "--model", "categorical", "--csv", str(tmp_path / "train.csv"), "--target", "y",
-        "--depth", "2", "--positive-class", POS, "--rate", "sensitivity", "--min-rate", "1.0",
+        "--depth", "1", "--positive-class", POS, "--rate", "sensitivity", "--min-rate", "1.0",
         "--max-card", "1", "-o", "proper_subsets=on"), "min_rate")
 
 
@@ -399,19 +424,161 @@ def test_every_solver_reaches_the_oracle_optimum(solver, seed):
     assert result.objective == oracle(instance)
 
 
-def test_cart_feature_selection_keeps_to_cart_groups():
-    instance = random_case(5, rows=40, n_values=(4, 3, 4), ordinal_share=0.0)
-    encoder = FeatureEncoder(mode="onehot").fit(instance.dataset)
-    X, y = encoder.transform(instance.dataset), instance.positive.astype(int)
-    used = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y).tree_.feature
-    cart_groups = [g for g, columns in enumerate(encoder.groups_.values()) if set(columns) & set(used[used >= 0])]
-    assert len(cart_groups) < len(encoder.groups_)  # otherwise the selection selects nothing away
+# --------------------------------------------------------------------------- §4.5 and §5.1 as the paper states them
+ABC = (["a"] * 4 + ["b"] * 3 + ["c"] * 3, [POS] * 4 + [NEG] * 6)
+BINS = ([10, 20, 30, 40] * 3, [POS if x >= 30 else NEG for x in [10, 20, 30, 40] * 3])
+TWO_SIDED_CASES = {  # (random_case arguments, max_card) where the max_card rules bind
+    "categorical": ((2, 24, (5, 6, 3), 0.0), 1),
+    "categorical-2": ((7, 24, (5, 6, 3), 0.0), 1),
+    "ordinal": ((0, 24, (5, 4, 6), 0.6), 1),
+    "mixed": ((2, 24, (5, 4, 6), 0.6), 1),
+}
+SELECTION_CASE = (11, 24, (2,) * 6, 0.0)  # CART keeps five of six groups, and the optimum drops
 
-    result = solve(instance, feature_selection="cart")
-    assert groups_in_tree(result.model) <= {f"g{g}" for g in cart_groups}
-    only_cart = make_instance(instance.values[:, cart_groups], instance.positive,
-                              [instance.ordinal[g] for g in cart_groups])
-    assert 0 <= result.objective == oracle(only_cart) <= oracle(instance)
+
+def encoded(instance: Instance) -> tuple[np.ndarray, np.ndarray, list[list[int]]]:
+    """One-hot X, 0/1 positive y and the column groups, as odtk encodes the instance."""
+    encoder = FeatureEncoder(mode="onehot").fit(instance.dataset)
+    return encoder.transform(instance.dataset), instance.positive.astype(int), list(encoder.groups_.values())
+
+
+def test_max_card_bounds_both_sides_of_a_categorical_test(solver):
+    """§4.5: with max_card 1, "x in {b, c}" (one value on the right) is allowed; the old
+    one-sided bound (at most one value left) reached 7."""
+    instance = single_group(*ABC)
+    result = solve(instance, skeleton=None, depth=1, max_card=1, solver=solver)
+    assert result.objective == oracle(instance, skeleton="last", max_card=1) == 10
+    assert re.search(r"g0 in \{b, c\} \?", result.model.to_text(instance.features))
+
+
+def test_max_card_does_not_bind_ordered_groups(solver):
+    """§4.5 bounds categorical groups only: "x <= 25" sends two bins left. odtk's own
+    max_card_ordinal=on bounds the bins left (its old behaviour): 9."""
+    instance = single_group(*BINS)
+    assert solve(instance, skeleton=None, depth=1, max_card=1, solver=solver).objective == 12
+    one_sided = solve(instance, skeleton=None, depth=1, max_card=1, max_card_ordinal="on", solver=solver)
+    assert one_sided.objective == oracle(instance, skeleton="last", max_card=1, max_card_ordinal="on") == 9
+    assert oracle(instance, skeleton="last", max_card=1) == 12
+
+
+def test_feature_selection_on_monk1_reaches_the_paper_optimum(solver):
+    """§5.1: an unrestricted CART on 90 % of the rows keeps F0, F1 and F4 (monk1's class is
+    "F0 = F1 or F4 = 1"), so depth 2 reaches 102/124 as with all groups (a depth-2 CART's
+    {F0, F4}: 95)."""
+    dataset = load_dataset("flowoct/monk1-categorical")
+    encoder = FeatureEncoder(mode="onehot").fit(dataset)
+    y = (dataset.target == sorted(dataset.target.unique())[1]).to_numpy().astype(int)
+    kept = categorical.cart_groups(encoder.transform(dataset), y, list(encoder.groups_.values()))
+    assert {"Feat_0", "Feat_1", "Feat_4"} <= {list(encoder.groups_)[g] for g in kept}
+    result = odtk.solve("categorical", dataset, depth=2, feature_selection="cart", solver=solver)
+    assert result.optimal and result.objective == 102
+
+
+@pytest.mark.parametrize("name,options", [
+    pytest.param("categorical", {}, id="categorical"),
+    pytest.param("ordinal", {}, id="ordinal"),
+    pytest.param("ordinal", {"max_card_ordinal": "on"}, id="ordinal-one-sided"),
+    pytest.param("mixed", {}, id="mixed"),
+])
+def test_max_card_reaches_the_oracle_on_every_solver(solver, name, options):
+    case, max_card = TWO_SIDED_CASES[name]
+    instance = random_case(*case)
+    expected = oracle(instance, max_card=max_card, **options)
+    assert solve(instance, max_card=max_card, solver=solver, **options).objective == expected
+
+
+SWITCHES = {"defaults": {}, "all-off": ALL_OFF, "anchors-off": {"anchors": "off"}, "anchors-w": {"anchors": "w"},
+            "weak-with-(7)": {"inequalities": "weak", "projection": "off"}, "proper": {"proper_subsets": "on"},
+            "depth-2.5": {"skeleton": "depth-2.5"}, "one-sided": {"max_card_ordinal": "on"},
+            "one-sided-anchors-w": {"max_card_ordinal": "on", "anchors": "w"}}
+
+
+@pytest.mark.parametrize("name,switches", [
+    *((name, switches) for name in sorted(TWO_SIDED_CASES) for switches in ("defaults", "all-off")),
+    *(("categorical", switches) for switches in ("anchors-off", "anchors-w", "weak-with-(7)", "proper")),
+    *(("mixed", switches) for switches in ("anchors-w", "proper", "one-sided", "one-sided-anchors-w")),
+    *(("ordinal", switches) for switches in ("anchors-off", "depth-2.5", "one-sided", "one-sided-anchors-w")),
+])
+def test_max_card_reaches_the_oracle_whatever_the_switches(name, switches):
+    case, max_card = TWO_SIDED_CASES[name]
+    instance, options = random_case(*case), SWITCHES[switches]
+    bound = oracle(instance, max_card=max_card, **options)
+    assert solve(instance, max_card=max_card, **options).objective == bound
+    if not options:  # the instance tells the rules apart: §4.5 binds, or odtk's one-sided bins lose
+        assert bound < oracle(instance) or bound > oracle(instance, max_card=max_card, max_card_ordinal="on")
+
+
+def build(instance: Instance, **options) -> pyo.ConcreteModel:
+    """The depth-2 model instance of ``instance`` with ``options``, unsolved."""
+    X, y, groups = encoded(instance)
+    data = categorical.make_data(X, y, topology_skeleton("depth-2"), 2, groups=groups,
+                                 ordinal=instance.ordinal, **options)
+    return categorical.build_model().create_instance(data)
+
+
+@pytest.mark.parametrize("options,one_leaf,binary_c", [
+    pytest.param({}, False, False, id="defaults"),
+    pytest.param({"inequalities": "weak"}, False, False, id="weak-projected"),
+    pytest.param({"inequalities": "weak", "projection": "off"}, True, False, id="weak-unprojected"),
+    pytest.param({"projection": "off"}, False, False, id="strong-unprojected"),
+    pytest.param(ALL_OFF, True, True, id="all-off"),
+])
+def test_constraint_7_and_binary_c_as_the_paper_has_them(options, one_leaf, binary_c):
+    """(7) Σ_b c^i_b = 1 only without (11)–(12) and without (14); c ∈ {0, 1} unless relaxed (§4.3.4)."""
+    model = build(random_case(1, rows=12), **options)
+    rows = list(model.one_leaf.values())
+    assert len(rows) == (12 if one_leaf else 0)
+    assert all(row.equality and pyo.value(row.upper) == 1 for row in rows)
+    assert all(c.is_binary() == binary_c for c in model.c.values())
+
+
+def test_symmetry_breaking_keeps_to_groups_closed_under_complement():
+    """With max_card, anchors (13) still apply to every group (§4.5 is two-sided); under odtk's
+    one-sided max_card_ordinal neither anchors nor w = 1 apply to the ordered groups it bounds."""
+    instance = random_case(*TWO_SIDED_CASES["mixed"][0])  # groups g0, g1 ordered (5, 4 bins), g2 categorical
+    assert {g for _, g in build(instance, max_card=1).anchor} == {0, 1, 2}
+    assert {g for _, g in build(instance, max_card=1, max_card_ordinal="on").anchor} == {2}
+    assert {g for _, g in build(instance, max_card=1, anchors="w").w_symmetry} == {0, 1, 2}
+    # g2's §4.5 w only: g0 and g1 are bounded one-sidedly
+    assert {g for _, g in build(instance, max_card=1, max_card_ordinal="on", anchors="w").w_symmetry} == {2}
+
+
+def test_cart_selection_is_an_unrestricted_cart_on_a_90_percent_sample():
+    instance = random_case(*SELECTION_CASE)
+    X, y, groups = encoded(instance)
+
+    def used_by(rows: np.ndarray) -> list[int]:
+        feature = DecisionTreeClassifier(random_state=0).fit(X[rows], y[rows]).tree_.feature  # no depth limit
+        return [g for g, columns in enumerate(groups) if set(columns) & set(feature[feature >= 0])]
+
+    assert categorical.cart_groups(X, y, groups, min_groups=1, share=1.0) == used_by(np.arange(len(y)))
+    sample = np.random.default_rng(0).permutation(len(y))[:round(0.9 * len(y))]
+    assert categorical.cart_groups(X, y, groups, min_groups=1) == used_by(sample)
+    assert len(used_by(sample)) == 5
+
+
+def test_cart_selection_tops_up_to_min_groups():
+    """§5.7 keeps at least 4 features; CART needs one here (g0 decides the class), and the next
+    group is the one whose best split is best (g1 agrees with g0 on 10 of 12 rows)."""
+    g0 = np.array([0, 1] * 6)
+    g1 = np.where(np.arange(12) < 2, 1 - g0, g0)
+    g2 = np.array([0, 0, 1, 1, 2, 2] * 2)
+    instance = make_instance(np.column_stack([g0, g1, g2]), g0 == 1, [False] * 3)
+    X, y, groups = encoded(instance)
+    assert [categorical.cart_groups(X, y, groups, min_groups=n) for n in (1, 2, 3, 4)] == [
+        [0], [0, 1], [0, 1, 2], [0, 1, 2]]
+    result = solve(instance, feature_selection="cart", min_groups=2)
+    assert groups_in_tree(result.model) <= {"g0", "g1"}
+
+
+def test_cart_feature_selection_keeps_to_the_selected_groups(solver):
+    instance = random_case(*SELECTION_CASE)
+    X, y, groups = encoded(instance)
+    kept = categorical.cart_groups(X, y, groups, min_groups=1)
+    result = solve(instance, feature_selection="cart", min_groups=1, solver=solver)
+    assert groups_in_tree(result.model) <= {f"g{g}" for g in kept}
+    only_kept = make_instance(instance.values[:, kept], instance.positive, [instance.ordinal[g] for g in kept])
+    assert result.objective == oracle(only_kept) < oracle(instance)
 
 
 def test_branch_and_bound_nodes_are_reported():
