@@ -503,21 +503,25 @@ def new_highs(log: bool = False):
 
 @contextlib.contextmanager
 def _silenced_descriptors():
-    """Point file descriptors 1 and 2 at /dev/null (C libraries write there, not to sys.stdout)."""
+    """Point file descriptors 1 and 2 at /dev/null (C libraries write there, not to sys.stdout);
+    a descriptor that is closed stays closed."""
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(AttributeError, ValueError, OSError):
             stream.flush()
-    saved = [os.dup(1), os.dup(2)]
-    null = os.open(os.devnull, os.O_WRONLY)
+    null = os.open(os.devnull, os.O_WRONLY)  # first: it may take the number of a closed descriptor
+    saved = {}
+    for fd in (1, 2):
+        with contextlib.suppress(OSError):
+            saved[fd] = os.dup(fd)
     try:
-        os.dup2(null, 1)
-        os.dup2(null, 2)
+        for fd in saved:
+            os.dup2(null, fd)
         yield
     finally:
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in (null, *saved):
-            os.close(fd)
+        for fd, copy in saved.items():
+            os.dup2(copy, fd)
+            os.close(copy)
+        os.close(null)
 
 
 def _solve_highs(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
