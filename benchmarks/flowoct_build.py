@@ -34,7 +34,7 @@ from sklearn.preprocessing import LabelEncoder
 from odtk.datasets import FeatureEncoder, load_dataset
 from odtk.formulations import flowoct
 from odtk.skeletons import tree_skeleton
-from odtk.solvers import highs_lp, to_standard_form
+from odtk.solvers import highs_lp, new_highs, to_standard_form
 
 DATASET = "flowoct/kr-vs-kp"
 LP_CHECK = (200, 2)  # (rows, depth) of the LP-relaxation check
@@ -69,13 +69,6 @@ def timed(fn: Callable[[], T]) -> tuple[T, float]:
     return result, time.perf_counter() - start
 
 
-def quiet_highs() -> highspy.Highs:
-    """A HiGHS instance that prints nothing."""
-    highs = highspy.Highs()
-    highs.setOptionValue("output_flag", False)
-    return highs
-
-
 # --------------------------------------------------------------------------- odtk's path
 def odtk_instance(X: np.ndarray, y: np.ndarray, depth: int, n_classes: int, lam: float = 0.0):
     """The concrete FlowOCT Pyomo instance, built with the garbage collector paused."""
@@ -89,7 +82,7 @@ def odtk_highs(X: np.ndarray, y: np.ndarray, depth: int, n_classes: int,
     """odtk's hand-off to HiGHS, with the time of each stage (build, compile, pass)."""
     instance, build = timed(lambda: odtk_instance(X, y, depth, n_classes, lam))
     form, compile_ = timed(lambda: to_standard_form(instance))
-    highs = quiet_highs()
+    highs = new_highs()
     _, pass_ = timed(lambda: highs.passModel(highs_lp(form)))
     return highs, {"build": build, "compile": compile_, "pass": pass_}
 
@@ -204,7 +197,7 @@ def pass_matrix(highs: highspy.Highs, m: Matrix) -> None:
 def direct_highs(X: np.ndarray, y: np.ndarray, depth: int, n_classes: int,
                  lam: float = 0.0) -> tuple[highspy.Highs, float]:
     """The direct build and hand-off to HiGHS, and its time."""
-    highs = quiet_highs()
+    highs = new_highs()
     _, seconds = timed(lambda: pass_matrix(highs, flowoct_matrix(X, y, depth, n_classes, lam)))
     return highs, seconds
 
