@@ -7,6 +7,7 @@ a gap. Quietness is checked at the level of file descriptors 1 and 2, in fresh p
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -18,6 +19,7 @@ import pytest
 import odtk
 import odtk.decomposition as decomposition
 import odtk.solvers as solvers
+from odtk.solvers import pyomo_handoff
 from odtk.exceptions import SolveError
 from odtk.solvers import SolverOptions, verified_termination
 
@@ -30,7 +32,8 @@ SMALL = pd.DataFrame({"a": [0, 0, 0, 0, 1, 1, 1, 1, 0, 1, 0, 1],
 
 def _claiming_optimal_with_a_gap(monkeypatch, backend: str) -> None:
     """Wrap ``backend``'s solve: its optimal solution is returned, but with a bound 1 worse."""
-    real = solvers._NATIVE[backend]
+    module = solvers.backends()[backend]
+    real = module.solve
 
     def fake(form, spec, options):
         raw = real(form, spec, options)
@@ -38,7 +41,7 @@ def _claiming_optimal_with_a_gap(monkeypatch, backend: str) -> None:
         raw["bound"] = float(form.c @ raw["values"] + form.offset) + (1.0 if form.maximize else -1.0)
         return raw
 
-    monkeypatch.setitem(solvers._NATIVE, backend, fake)
+    monkeypatch.setattr(module, "solve", fake)
 
 
 @pytest.mark.parametrize("model", ["flowoct", "benders"])
@@ -50,14 +53,14 @@ def test_a_claimed_optimum_with_a_gap_is_not_reported_optimal(solver, model, mon
 
 
 def test_a_claimed_optimum_with_a_gap_through_pyomo_is_not_reported_optimal(solver, monkeypatch):
-    real = solvers._solve_pyomo
+    real = pyomo_handoff.solve
 
     def fake(instance, form, spec, options):
         raw = real(instance, form, spec, options)
         raw["bound"] = float(form.c @ raw["values"] + form.offset) + 1.0  # FlowOCT maximises
         return raw
 
-    monkeypatch.setattr(solvers, "_solve_pyomo", fake)
+    monkeypatch.setattr(pyomo_handoff, "solve", fake)
     with pytest.raises(SolveError, match="not proven optimal"):
         odtk.solve("flowoct", SMALL, target="y", depth=1, solver=solver, handoff="pyomo")
 
@@ -68,7 +71,7 @@ def test_the_cut_loop_checks_its_own_bound(monkeypatch):
 
     def rounds(*args, **kwargs):
         outcome = real(*args, **kwargs)
-        return solvers.replace(outcome, bound=outcome.bound + 1.0)
+        return dataclasses.replace(outcome, bound=outcome.bound + 1.0)
 
     monkeypatch.setattr(decomposition, "solve_instance", rounds)
     with pytest.raises(SolveError, match="highs reported an optimal solution .* not proven optimal"):

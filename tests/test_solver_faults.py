@@ -395,8 +395,9 @@ RECORDING = textwrap.dedent("""
                 with open(record, "a") as file:
                     file.write(ended + "\\n")
         return solve
-    for name, backend in list(solvers._NATIVE.items()):
-        solvers._NATIVE[name] = recorded(backend)
+    for module in solvers.backends().values():
+        if module.solve is not None:
+            module.solve = recorded(module.solve)
     runpy.run_module("odtk", run_name="__main__", alter_sys=True)
     """)
 

@@ -1,0 +1,152 @@
+"""HiGHS through highspy's matrix API."""
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from odtk.solvers.options import OPTIMALITY_TOLERANCE, SolverOptions
+from odtk.solvers.registry import SolverSpec
+from odtk.solvers.standard_form import StandardForm
+
+BACKEND = "highspy"
+log = logging.getLogger(__name__)
+
+
+def highs_lp(form: StandardForm, minimize_only: bool = False):
+    """The standard form as a ``highspy.HighsLp`` (``minimize_only`` negates a maximisation)."""
+    import highspy
+
+    lp = highspy.HighsLp()
+    lp.num_col_, lp.num_row_ = len(form.c), form.A.shape[0]
+    flip = -1.0 if (minimize_only and form.maximize) else 1.0
+    lp.col_cost_ = flip * form.c
+    lp.offset_ = flip * form.offset
+    lp.col_lower_, lp.col_upper_ = form.col_lower, form.col_upper
+    lp.row_lower_, lp.row_upper_ = form.row_lower, form.row_upper
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = form.A.indptr
+    lp.a_matrix_.index_ = form.A.indices
+    lp.a_matrix_.value_ = form.A.data
+    lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous
+                       for i in form.integer]
+    if form.maximize and not minimize_only:
+        lp.sense_ = highspy.ObjSense.kMaximize
+    return lp
+
+
+def new_highs(log: bool = False):
+    """A ``highspy.Highs`` object; HiGHS 1.16 prints its banner on file descriptor 1 when the
+    first one of a process is made, before any option can be set: silenced unless ``log``."""
+    import highspy
+
+    if log:
+        return highspy.Highs()
+    with _silenced_descriptors():
+        highs = highspy.Highs()
+    highs.setOptionValue("output_flag", False)
+    return highs
+
+
+@contextlib.contextmanager
+def _silenced_descriptors():
+    """Point file descriptors 1 and 2 at /dev/null (C libraries write there, not to sys.stdout);
+    a descriptor that is closed stays closed."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError, OSError):
+            stream.flush()
+    null = os.open(os.devnull, os.O_WRONLY)  # first: it may take the number of a closed descriptor
+    saved = {}
+    for fd in (1, 2):
+        with contextlib.suppress(OSError):
+            saved[fd] = os.dup(fd)
+    try:
+        for fd in saved:
+            os.dup2(null, fd)
+        yield
+    finally:
+        for fd, copy in saved.items():
+            os.dup2(copy, fd)
+            os.close(copy)
+        os.close(null)
+
+
+def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
+    """HiGHS through its matrix API. HiGHS 1.16 can return the MIP start itself as its optimal
+    solution after improving the start's image in the presolved model (the values it returns then
+    score less than the objective it reports): such a solve is run again without the start."""
+    start = time.perf_counter()
+    raw = _run_highs(form, spec, options, form.start)
+    if raw.pop("start_returned"):
+        log.info("HiGHS returned its MIP start instead of its optimum; solving again without the start")
+        left = None if options.time_limit is None else max(options.time_limit - (time.perf_counter() - start), 0.0)
+        again = _run_highs(form, spec, replace(options, time_limit=left), None)
+        again.pop("start_returned")
+        raw = {**again, "handoff": raw["handoff"] + again["handoff"]}
+    return raw
+
+
+def _run_highs(form: StandardForm, spec: SolverSpec, options: SolverOptions,
+               mip_start: np.ndarray | None) -> dict:
+    import highspy
+
+    start = time.perf_counter()
+    highs = new_highs(options.log)
+    for key, value in options.native(spec).items():
+        highs.setOptionValue(key, bool(value) if key == "output_flag" else value)
+    highs.passModel(highs_lp(form))
+    if mip_start is not None:
+        known = np.flatnonzero(~np.isnan(mip_start)).astype(np.int32)
+        highs.setSolution(len(known), known, mip_start[known])
+    if form.cutoff is not None:
+        highs.setOptionValue("objective_bound", form.cutoff if not form.maximize else -form.cutoff)
+    if form.on_solution is not None:
+        highs.cbMipSolution.subscribe(lambda event: form.on_solution(np.array(event.data_out.mip_solution)))
+    handoff = time.perf_counter() - start
+    _run_interruptibly(highs)
+    status = highs.getModelStatus()
+    info = highs.getInfo()
+    has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    termination = {
+        highspy.HighsModelStatus.kOptimal: "optimal",
+        highspy.HighsModelStatus.kTimeLimit: "time_limit",
+        highspy.HighsModelStatus.kInfeasible: "infeasible",
+        highspy.HighsModelStatus.kInterrupt: "interrupted",
+    }.get(status, "error")
+    values = np.asarray(highs.getSolution().col_value) if has_solution else None
+    bound = info.mip_dual_bound if form.integer.any() else info.objective_function_value
+    scored = None if values is None else float(form.c @ values + form.offset)
+    start_returned = (mip_start is not None and scored is not None and termination == "optimal"
+                      and abs(scored - info.objective_function_value) > OPTIMALITY_TOLERANCE * max(1.0, abs(scored)))
+    return dict(termination=termination, values=values, bound=bound, handoff=handoff,
+                message=highs.modelStatusToString(status), nodes=int(info.mip_node_count),
+                start_returned=start_returned)
+
+
+def _run_interruptibly(highs) -> None:
+    """``highs.run()``, which Ctrl-C stops: HiGHS runs no Python code, so SIGINT only marks the
+    solve here, and HiGHS's interrupt callbacks (Python code in this thread) then stop it."""
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        highs.run()  # only the main thread sees SIGINT; keep any other handler in place
+        return
+    pressed = threading.Event()
+
+    def interrupt(event) -> None:
+        if pressed.is_set():
+            event.interrupt()
+
+    for callback in (highs.cbSimplexInterrupt, highs.cbIpmInterrupt, highs.cbMipInterrupt):
+        callback.subscribe(interrupt)
+    signal.signal(signal.SIGINT, lambda signum, frame: pressed.set())
+    try:
+        highs.run()
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -1,0 +1,95 @@
+"""odtk's normalised solver options and what a solve returns, with the test of a claimed optimum."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from odtk.exceptions import ConfigError, SolveError
+from odtk.solvers.standard_form import ModelSize
+
+if TYPE_CHECKING:
+    from odtk.solvers.registry import SolverSpec
+
+OPTION_NAMES = ("time_limit", "mip_gap", "threads", "seed", "log")
+TERMINATIONS = ("optimal", "time_limit", "infeasible", "interrupted", "error")
+# a claimed optimum stands when its bound is within this of its objective (times max(1, |objective|)),
+# beyond the requested relative gap: the solvers' absolute gap tolerances (HiGHS, CPLEX: 1e-6)
+OPTIMALITY_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True)
+class SolverOptions:
+    """odtk's normalised solver options (``None`` = solver default)."""
+
+    time_limit: float | None = None
+    mip_gap: float | None = None
+    threads: int | None = None
+    seed: int | None = None
+    log: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("time_limit", "mip_gap"):
+            value = getattr(self, name)
+            if value is not None and not (isinstance(value, (int, float)) and value >= 0
+                                          and math.isfinite(value)):
+                raise ConfigError(f"{name} must be a non-negative number, got {value!r}.")
+        for name in ("threads", "seed"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+                raise ConfigError(f"{name} must be a non-negative whole number, got {value!r}.")
+
+    def native(self, spec: SolverSpec) -> dict[str, Any]:
+        """The options that are set, under the solver's native names. Without ``mip_gap`` the
+        solver is asked for a zero relative gap: odtk calls a result optimal only when its
+        bound meets its objective (:func:`verified_termination`)."""
+        values = {k: getattr(self, k) for k in OPTION_NAMES if k != "log"}
+        values["mip_gap"] = self.mip_gap or 0.0
+        out = {spec.options[k]: v for k, v in values.items() if v is not None and k in spec.options}
+        if "log" in spec.options:
+            out[spec.options["log"]] = int(self.log)
+        return out
+
+
+
+
+@dataclass(frozen=True)
+class SolverOutcome:
+    """What came back from one solve, before decoding."""
+
+    termination: str
+    has_solution: bool
+    objective: float | None
+    bound: float | None
+    handoff_time: float
+    solve_time: float
+    size: ModelSize
+    version: str
+    message: str = ""
+    native: dict[str, Any] = field(default_factory=dict)
+    nodes: int | None = None  # branch-and-bound nodes, where the solver reports them
+
+
+def verified_termination(solver: str, termination: str, objective: float | None, bound: float | None,
+                         options: SolverOptions, seconds: float) -> str:
+    """The status to report for a solve the solver ended with ``termination``.
+
+    A claimed optimum stands only when ``bound`` meets ``objective`` within the requested gap
+    (``options.mip_gap``, relative) plus :data:`OPTIMALITY_TOLERANCE`; otherwise it is a
+    ``time_limit`` result when the time limit was spent, and an error naming the disagreement
+    when it was not.
+    """
+    if termination != "optimal" or objective is None:
+        return termination
+    scale = max(1.0, abs(objective))
+    allowed = (options.mip_gap or 0.0) * max(abs(objective), abs(bound or 0.0)) + OPTIMALITY_TOLERANCE * scale
+    if bound is not None and math.isfinite(bound) and abs(bound - objective) <= allowed:
+        return termination
+    if options.time_limit is not None and seconds >= options.time_limit:
+        return "time_limit"
+    gap = "no bound" if bound is None or not math.isfinite(bound) else (
+        f"a bound of {bound:.10g}, {abs(bound - objective):.3g} away (over the tolerance of {allowed:.3g})")
+    raise SolveError(f"{solver} reported an optimal solution of objective {objective:.10g} with {gap}: "
+                     f"the result is not proven optimal; try another solver, or pass --log to see "
+                     f"{solver}'s own report.")
+

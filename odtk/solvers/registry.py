@@ -1,0 +1,245 @@
+"""The solver registry (``solvers.yaml``), the backends it names, and what is installed.
+
+Each entry of the registry names a *backend*: a module of this package that declares
+``BACKEND = "<name>"`` and offers ``solve(form, spec, options) -> dict`` (``None`` for SAT
+solvers, reached by the clause models instead), and may offer ``version(spec)``,
+``refused_for_size(exc)`` and ``over_limit_rejected(spec)``. A new backend is one new module
+here plus its entries in ``solvers.yaml``.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.metadata
+import importlib.resources
+import os
+import pkgutil
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import yaml
+
+from odtk.exceptions import ConfigError, LicenceLimitError, SolverUnavailableError
+from odtk.solvers.options import OPTION_NAMES
+from odtk.solvers.standard_form import ModelSize
+
+CAPABILITIES = ("lazy_callbacks", "warm_start", "persistent", "cutoff")
+KINDS = ("milp", "sat")
+_REQUIRED_KEYS = {"description", "package", "install", "backend", "pyomo", "licence",
+                  "options", "capabilities"}
+_OPTIONAL_KEYS = {"size_limit", "kind", "executable"}
+LICENCES = ("open", "size-limited")
+PYOMO_KEYS = ("oneshot", "persistent")
+
+
+@functools.cache
+def backends() -> dict[str, ModuleType]:
+    """The backend modules of this package, by the name ``solvers.yaml`` gives them."""
+    found = {}
+    for info in pkgutil.iter_modules(importlib.import_module("odtk.solvers").__path__):
+        module = importlib.import_module(f"odtk.solvers.{info.name}")
+        if hasattr(module, "BACKEND"):
+            found[module.BACKEND] = module
+    return found
+
+
+@dataclass(frozen=True)
+class SolverSpec:
+    """One entry of ``solvers.yaml``."""
+
+    name: str
+    description: str
+    package: str
+    install: str
+    backend: str
+    pyomo: dict[str, str | None]
+    licence: str
+    options: dict[str, str]
+    capabilities: dict[str, bool]
+    size_limit: dict[str, int] | None = None
+    kind: str = "milp"
+    executable: str | None = None  # backend cbc: the CBC binary (default: the one cbcbox ships)
+
+
+def _validate_entry(name: Any, entry: Any, source: str) -> SolverSpec:
+    where = f"{source}: solver {name!r}"
+    if not isinstance(name, str):
+        raise ConfigError(f"{where}: a solver name must be text, got {type(name).__name__}; quote it.")
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where} must be a mapping of keys, got {type(entry).__name__}.")
+    missing = sorted(_REQUIRED_KEYS - entry.keys())
+    unknown = sorted(map(str, entry.keys() - _REQUIRED_KEYS - _OPTIONAL_KEYS))
+    if missing or unknown:
+        problems = [f"missing keys {missing}"] * bool(missing) + [f"unknown keys {unknown}"] * bool(unknown)
+        raise ConfigError(f"{where} has {' and '.join(problems)}; allowed: "
+                          f"{sorted(_REQUIRED_KEYS | _OPTIONAL_KEYS)}.")
+    if entry.get("kind", "milp") not in KINDS:
+        raise ConfigError(f"{where}: kind {entry['kind']!r} is not one of {KINDS}.")
+    if entry["backend"] not in backends():
+        raise ConfigError(f"{where}: backend {entry['backend']!r} is not one of {tuple(backends())}.")
+    options = entry["options"]
+    if not isinstance(options, dict) or set(options) - set(OPTION_NAMES) or not all(
+        isinstance(native, str) for native in options.values()
+    ):
+        raise ConfigError(f"{where}: options may only name {OPTION_NAMES}, each mapped to the solver's "
+                          "own parameter name.")
+    caps = entry["capabilities"]
+    if not isinstance(caps, dict) or set(caps) != set(CAPABILITIES) or not all(
+        isinstance(v, bool) for v in caps.values()
+    ):
+        raise ConfigError(f"{where}: capabilities must give true/false for each of {CAPABILITIES}.")
+    executable = entry.get("executable")
+    if executable is not None and (entry["backend"] != "cbc" or not isinstance(executable, str)):
+        raise ConfigError(f"{where}: executable (a path to a CBC binary) applies to backend cbc only.")
+    limit = entry.get("size_limit")
+    if limit is not None and (
+        not isinstance(limit, dict) or set(limit) != {"variables", "constraints"}
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in limit.values())
+    ):
+        raise ConfigError(f"{where}: size_limit needs positive integers 'variables' and 'constraints'.")
+    texts = [key for key in ("description", "package", "install") if not isinstance(entry[key], str)]
+    if texts:
+        raise ConfigError(f"{where}: {', '.join(texts)} must be text, got {entry[texts[0]]!r}.")
+    if entry["licence"] not in LICENCES:
+        raise ConfigError(f"{where}: licence {entry['licence']!r} is not one of {LICENCES}.")
+    pyomo = entry["pyomo"]
+    if not isinstance(pyomo, dict) or set(pyomo) != set(PYOMO_KEYS) or not all(
+        value is None or isinstance(value, str) for value in pyomo.values()
+    ):
+        raise ConfigError(f"{where}: pyomo must give an interface name or null for each of {PYOMO_KEYS}.")
+    return SolverSpec(name=name, **entry)
+
+
+def load_registry(path: str | os.PathLike | None = None) -> dict[str, SolverSpec]:
+    """Read and validate a solver registry (the bundled ``solvers.yaml`` by default)."""
+    if path is None:
+        source = "solvers.yaml"
+        text = (importlib.resources.files("odtk") / "solvers.yaml").read_text()
+    else:
+        source = str(path)
+        try:
+            text = Path(path).read_text()
+        except OSError as exc:
+            raise ConfigError(f"Cannot read solver registry {source}: {exc.strerror}; check the path "
+                              "(given by $ODTK_SOLVERS).") from None
+    raw = parse_yaml(text, f"Solver registry {source}")
+    if not isinstance(raw, dict) or not raw:
+        got = "nothing" if raw is None else type(raw).__name__
+        raise ConfigError(f"Solver registry {source} must map solver names to entries, got {got}; "
+                          "copy the layout of odtk's bundled solvers.yaml.")
+    return {name: _validate_entry(name, entry, source) for name, entry in raw.items()}
+
+
+def parse_yaml(text: str, what: str) -> Any:
+    """Plain YAML data (safe loading: no tag builds a Python object); else a one-line ConfigError."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" at line {mark.line + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        fix = ("odtk reads plain YAML only, so remove the tag" if isinstance(exc, yaml.constructor.ConstructorError)
+               else "fix the syntax there")
+        raise ConfigError(f"{what} is not valid YAML{line} ({' '.join(problem.split())}); {fix}.") from None
+
+
+@functools.cache
+def registry() -> dict[str, SolverSpec]:
+    """The registry in use, read once: the file named by ``$ODTK_SOLVERS``, else the bundled one."""
+    return load_registry(os.environ.get("ODTK_SOLVERS") or None)
+
+
+def get_spec(name: str, specs: dict[str, SolverSpec] | None = None) -> SolverSpec:
+    """Look a solver up by name, with a helpful error for unknown names."""
+    specs = registry() if specs is None else specs
+    if name not in specs:
+        raise ConfigError(f"Unknown solver {name!r}. Known solvers: {', '.join(sorted(specs))}.")
+    return specs[name]
+
+
+# --------------------------------------------------------------------------- availability
+@dataclass(frozen=True)
+class SolverStatus:
+    """What ``odtk solvers`` prints for one solver."""
+
+    name: str
+    available: bool
+    version: str | None
+    licence: str  # "open", "full", "size-limited", or "missing"
+    detail: str
+
+
+def refused_for_size(spec: SolverSpec, exc: Exception) -> bool:
+    """True when ``exc`` is the solver refusing a model as too large for its licence."""
+    return getattr(backends()[spec.backend], "refused_for_size", lambda exc: False)(exc)
+
+
+def over_limit_rejected(spec: SolverSpec) -> bool:
+    """True when a trivial model just over the registry's size limit is refused."""
+    return backends()[spec.backend].over_limit_rejected(spec)
+
+
+def _version(spec: SolverSpec) -> str:
+    version = getattr(backends()[spec.backend], "version", None)
+    return version(spec) if version else importlib.metadata.version(spec.package)
+
+
+@functools.cache
+def solver_status(name: str) -> SolverStatus:
+    """Probe one solver (cached); never raises for an installed-or-not question."""
+    spec = get_spec(name)
+    try:
+        importlib.import_module(spec.package)
+        version = _version(spec)
+        licence = "open"
+        if spec.licence == "size-limited":
+            licence = "size-limited" if over_limit_rejected(spec) else "full"
+    except Exception as exc:  # any failure to import or start means "not available"
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return SolverStatus(name, False, None, "missing", f"{reason}; install with: {spec.install}")
+    detail = spec.description
+    if licence == "size-limited":
+        limit = spec.size_limit
+        detail += f" (limit {limit['variables']} variables, {limit['constraints']} constraints)"
+    return SolverStatus(name, True, version, licence, detail)
+
+
+def available_solvers(kind: str = "milp") -> list[str]:
+    """Names of the registered solvers of ``kind`` (milp or sat) that are installed and start."""
+    return [name for name, spec in registry().items()
+            if spec.kind == kind and solver_status(name).available]
+
+
+def require_solver(name: str) -> SolverSpec:
+    """The spec of an installed solver, or a clear error saying how to install it."""
+    spec = get_spec(name)
+    status = solver_status(name)
+    if not status.available:
+        raise SolverUnavailableError(f"Solver {name!r} is not available: {status.detail}.")
+    return spec
+
+
+# --------------------------------------------------------------------------- entry point
+def licence_error(spec: SolverSpec, size: ModelSize, refused: bool = False) -> LicenceLimitError:
+    """The model is over the registry's size limit, or (``refused``) the solver's licence refused it."""
+    if refused:
+        over = f"which the installed {spec.name} licence refuses as over its size limit"
+    else:
+        over = (f"over the {spec.name} size-limited licence's limit of {spec.size_limit['variables']} "
+                f"variables and {spec.size_limit['constraints']} constraints")
+    return LicenceLimitError(
+        f"The model has {size.variables} variables and {size.constraints} constraints, {over}; "
+        f"use a smaller instance (fewer samples or depth), a full {spec.name} licence, "
+        f"or another solver (e.g. --solver highs)."
+    )
+
+
+def check_licence(spec: SolverSpec, size: ModelSize) -> None:
+    """Raise a one-line error when the model exceeds a size-limited licence."""
+    if solver_status(spec.name).licence != "size-limited" or not spec.size_limit:
+        return
+    if size.variables > spec.size_limit["variables"] or size.constraints > spec.size_limit["constraints"]:
+        raise licence_error(spec, size)
+

@@ -1,0 +1,116 @@
+"""The standard form every native backend receives, compiled by Pyomo, and checks on solutions."""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+# largest violation of a row, bound or integrality accepted in a solver's solution (Gurobi's
+# default integrality tolerance; the other solvers' tolerances are tighter)
+FEASIBILITY_TOLERANCE = 1e-5
+
+
+@dataclass(frozen=True)
+class ModelSize:
+    """Size of the model handed to the solver."""
+
+    variables: int
+    integer_variables: int
+    constraints: int
+    nonzeros: int
+
+
+LazyRow = tuple[np.ndarray, np.ndarray, float]  # Σ coefficients · x[indices] ≤ rhs
+
+
+@dataclass
+class StandardForm:
+    """``max/min c·x + offset`` s.t. ``row_lower <= A x <= row_upper``, bounds, integrality."""
+
+    c: np.ndarray
+    offset: float
+    A: Any  # scipy.sparse.csc_array
+    row_lower: np.ndarray
+    row_upper: np.ndarray
+    col_lower: np.ndarray
+    col_upper: np.ndarray
+    integer: np.ndarray
+    maximize: bool
+    columns: list
+    cutoff: float | None = None  # a solution must be at least this good (objective units)
+    start: np.ndarray | None = None  # warm-start values (NaN where a variable has none)
+    # lazy constraints: solution vector → violated rows (column indices, coefficients, upper rhs)
+    lazy: Callable[[np.ndarray], list[LazyRow]] | None = None
+    # called with every MIP solution the solver finds (solvers with a solution callback)
+    on_solution: Callable[[np.ndarray], None] | None = None
+
+    @property
+    def size(self) -> ModelSize:
+        return ModelSize(len(self.c), int(self.integer.sum()), self.A.shape[0], int(self.A.nnz))
+
+    @functools.cached_property
+    def row_scale(self) -> np.ndarray:
+        """Each row's largest coefficient (at least 1): row violations are measured against it."""
+        if not self.A.shape[0]:
+            return np.ones(0)
+        return np.maximum(abs(self.A).max(axis=1).toarray().ravel(), 1.0)
+
+
+def to_standard_form(instance) -> StandardForm:
+    """Compile a concrete Pyomo instance with Pyomo's standard-form compiler."""
+    import pyomo.environ as pyo
+    from pyomo.common.gc_manager import PauseGC
+    from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
+
+    with PauseGC():
+        repn = LinearStandardFormCompiler().write(instance, mixed_form=True, set_sense=None)
+    n_rows, n_cols = repn.A.shape
+    rhs = np.asarray(repn.rhs, dtype=float)
+    kind = np.fromiter((row.bound_type for row in repn.rows), dtype=int, count=n_rows)
+    row_lower = np.where(kind <= 0, rhs, -np.inf)  # bound_type -1: >=, 0: ==, 1: <=
+    row_upper = np.where(kind >= 0, rhs, np.inf)
+    lower = np.array([-np.inf if v.lb is None else v.lb for v in repn.columns], dtype=float)
+    upper = np.array([np.inf if v.ub is None else v.ub for v in repn.columns], dtype=float)
+    integer = np.array([v.is_integer() for v in repn.columns], dtype=bool)
+    objective = repn.objectives[0]
+    c = repn.c.toarray().ravel() if repn.c.shape[0] else np.zeros(n_cols)
+    offset = float(repn.c_offset[0]) if len(repn.c_offset) else 0.0
+    return StandardForm(c, offset, repn.A.tocsc(), row_lower, row_upper, lower, upper, integer,
+                        objective.sense == pyo.maximize, list(repn.columns))
+
+
+def model_violation(form: StandardForm, values: np.ndarray) -> float:
+    """The largest violation by ``values`` of a row (relative to its largest coefficient, at
+    least 1), a bound or integrality of ``form``."""
+    activity = form.A @ values
+    rows = np.maximum(form.row_lower - activity, activity - form.row_upper) / form.row_scale
+    bounds = np.maximum(form.col_lower - values, values - form.col_upper)
+    fractional = np.abs(values - np.round(values))[form.integer]
+    return float(max(rows.max(initial=0.0), bounds.max(initial=0.0), fractional.max(initial=0.0)))
+
+
+def load_values(form: StandardForm, values: np.ndarray) -> None:
+    for var, value in zip(form.columns, values):
+        var.set_value(float(value), skip_validation=True)
+
+
+def lazy_rows(form: StandardForm, separate: Callable[[], list]) -> Callable[[np.ndarray], list[LazyRow]]:
+    """Wrap ``separate`` (reads the instance's values, returns violated Pyomo inequalities
+    ``expression <= constant``) as a callback on solution vectors of ``form``."""
+    from pyomo.repn import generate_standard_repn
+
+    column = {id(var): j for j, var in enumerate(form.columns)}
+
+    def rows(values: np.ndarray) -> list[LazyRow]:
+        load_values(form, values)
+        found = []
+        for cut in separate():
+            lhs, rhs = cut.args  # lhs <= rhs
+            repn = generate_standard_repn(lhs - rhs)
+            indices = np.fromiter((column[id(v)] for v in repn.linear_vars), dtype=np.int64)
+            found.append((indices, np.asarray(repn.linear_coefs, dtype=float), -float(repn.constant)))
+        return found
+
+    return rows
