@@ -25,7 +25,7 @@ from odtk.exceptions import ConfigError, LicenceLimitError, SolverUnavailableErr
 from odtk.solvers.options import OPTION_NAMES
 from odtk.solvers.standard_form import ModelSize
 
-CAPABILITIES = ("lazy_callbacks", "warm_start", "persistent", "cutoff")
+CAPABILITIES = ("lazy_callbacks", "user_cuts", "warm_start", "persistent", "cutoff")
 KINDS = ("milp", "sat")
 _REQUIRED_KEYS = {"description", "package", "install", "backend", "pyomo", "licence",
                   "options", "capabilities"}
