@@ -8,7 +8,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
-EXTRAS := test,cbc,gurobi,cplex,sat,experiments
+EXTRAS := test,cbc,gurobi,cplex,scip,sat,experiments
 LATEST ?= .venv-latest
 LOCK_VENV ?= .venv-lock
 
@@ -38,7 +38,7 @@ test-latest:
 	$(LATEST)/bin/python -m pip install --quiet --upgrade pip
 	$(LATEST)/bin/python -m pip install --quiet --no-deps -e .
 	$(LATEST)/bin/python -m pip install --quiet --upgrade $$($(LATEST)/bin/python tests/latest_requirements.py $(EXTRAS))
-	$(LATEST)/bin/python -m pip list 2>/dev/null | grep -i -E "^(highspy|pyomo|cbcbox|gurobipy|cplex|python-sat|numpy|pandas|scipy|scikit-learn) "
+	$(LATEST)/bin/python -m pip list 2>/dev/null | grep -i -E "^(highspy|pyomo|cbcbox|gurobipy|cplex|pyscipopt|python-sat|numpy|pandas|scipy|scikit-learn) "
 	$(LATEST)/bin/python -m pytest -q tests/test_solvers.py tests/test_agreement.py \
 		tests/test_benders.py tests/test_flowoct.py tests/test_oct.py tests/test_binoct.py \
 		tests/test_odd.py tests/test_categorical.py tests/test_sat_inference.py \

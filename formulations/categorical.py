@@ -44,6 +44,14 @@ Improvements, each a switch (defaults = all on):
   = 1: on a 24-row instance the relaxed model reports 18.25 for an optimum of 18); with
   odtk's ``max_card_ordinal``; and with (9)–(10) on ordered groups.
 
+``configuration`` names one of the paper's five configurations of §5.1 (Tables 2–3), which
+sets the switches above (``CONFIGURATIONS``): ``"nothing"`` (anchors off, integrality full,
+inequalities weak), ``"no-anchor"`` (relaxation and strengthening only), ``"no-relax"``
+(anchors and strengthening), ``"no-strength"`` (anchors and relaxation) and ``"all"``; the
+projection (14) stays on in all five, as in the paper. The default ``"custom"`` leaves the
+switches as given. A switch moved off its default to a value the configuration contradicts
+is an error; one left at its default is set by the configuration.
+
 Extensions:
 
 * §4.4, ordered groups (numeric bins, ``numeric="ordinal"``): w^k_g = 1 makes z increasing
@@ -122,6 +130,16 @@ CHOICES: dict[str, tuple] = {
     "integrality": ("relaxed", "full"), "numeric": ("ordinal", "categorical"),
     "proper_subsets": ("off", "on"), "rate": ("accuracy", "sensitivity", "specificity"),
     "feature_selection": ("all", "cart"), "max_card_ordinal": ("off", "on"),
+    "configuration": ("custom", "all", "nothing", "no-anchor", "no-relax", "no-strength"),
+}
+# §5.1, Tables 2–3: the paper's five named configurations of anchoring (13), relaxation
+# (Proposition 3) and strengthening (11)–(12); the projection (14) is on in all five.
+CONFIGURATIONS: dict[str, dict[str, str]] = {
+    "all": {"anchors": "on", "integrality": "relaxed", "inequalities": "strong", "projection": "on"},
+    "nothing": {"anchors": "off", "integrality": "full", "inequalities": "weak", "projection": "on"},
+    "no-anchor": {"anchors": "off", "integrality": "relaxed", "inequalities": "strong", "projection": "on"},
+    "no-relax": {"anchors": "on", "integrality": "full", "inequalities": "strong", "projection": "on"},
+    "no-strength": {"anchors": "on", "integrality": "relaxed", "inequalities": "weak", "projection": "on"},
 }
 SIDE_CONSTRAINTS = ("max_card", "max_card_ordinal", "min_rate", "proper_subsets")
 IMPROVEMENTS = {"inequalities": ("strong", "weak"), "anchors": ("on", "off"),
@@ -404,7 +422,7 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
     ``groups`` lists each group's column indices in order; ``ordinal[g]`` marks ordered bins.
     ``choices`` are the CHOICES (improvement switches and extensions), defaults as in CHOICES.
     """
-    switch = {name: choices.get(name, allowed[0]) for name, allowed in CHOICES.items()}
+    switch = configured({name: choices.get(name, allowed[0]) for name, allowed in CHOICES.items()})
     _check_problem(y, n_classes, switch, min_rate, groups)
     X, y = np.asarray(X) > 0.5, np.asarray(y)
     internal, last, leaves, left, right, children = topology(skeleton)
@@ -437,6 +455,17 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
         "child": {(k, side): c for k, sides in children.items() for side, c in sides.items()},
         "group_of": {j: g for g, members in enumerate(groups) for j in members}, "switch": switch,
     }}
+
+
+def configured(switch: dict[str, str]) -> dict[str, str]:
+    """``switch`` with the named ``configuration`` (§5.1) applied to the improvement switches;
+    ValueError if a switch was moved off its default to a value the configuration contradicts."""
+    preset = CONFIGURATIONS.get(switch["configuration"], {})
+    for name, value in preset.items():
+        if switch[name] not in (CHOICES[name][0], value):
+            raise ValueError(f"configuration={switch['configuration']!r} sets {name}={value!r}, "
+                             f"which contradicts {name}={switch[name]!r}; drop one of them.")
+    return {**switch, **preset}
 
 
 def _group_roles(groups: list[list[int]], ordinal: list[bool], allowed: list[int],

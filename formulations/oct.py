@@ -3,9 +3,10 @@
 Citation: D. Bertsimas, J. Dunn, "Optimal classification trees", Machine Learning
 106(7):1039–1082, 2017, problem (24) (the univariate OCT model), specialised to 0/1
 features as S. Aghaei, A. Gómez, P. Vayanos do when they compare it with FlowOCT
-("Strong Optimal Classification Trees", arXiv:2103.15965). Equation numbers
-(24.1)–(24.17) count the objective and the constraints of problem (24) in the order
-printed in the paper.
+("Learning Optimal Classification Trees: Strong Max-Flow Formulations", arXiv:2002.09142,
+§2.2 and online companion A; journal version "Strong Optimal Classification Trees",
+arXiv:2103.15965). Equation numbers (24.1)–(24.17) count the objective and the
+constraints of problem (24) in the order printed in the paper; (3) is Aghaei et al.'s.
 
 A complete binary tree of depth D has branching nodes B and leaves L (heap order: root
 1, children 2t, 2t+1). Branching node t splits (d_t = 1) on the feature selected by
@@ -35,14 +36,30 @@ Here n = |I|, A_L(t) / A_R(t) are the ancestors of t whose left / right branch l
 to t, and N_t − L_t is the number of samples of leaf t that it classifies correctly
 (L_t = N_t − N_kt exactly for the chosen label k, by (24.2)–(24.3)).
 
+Branching constraints (option ``branching``). ``aggregated`` (the default) is (24.8)–(24.9)
+above: one row per sample, leaf and ancestor. ``disaggregated`` is the form Aghaei et al.
+compare FlowOCT with (their constraint (3), §2.2.2): one row per sample, leaf, ancestor
+and feature the sample would be sent the wrong way by,
+
+         z_it ≤ 1 − a_jm                i ∈ I, t ∈ L, m ∈ A_L(t), j: x_ij = 1      (3)
+         z_it ≤ 1 − a_jm                i ∈ I, t ∈ L, m ∈ A_R(t), j: x_ij = 0      (3), mirrored
+         z_it ≤ d_m                     i ∈ I, t ∈ L, m ∈ A_L(t)                   (24.8), a_m = 0
+
+The last row is the part of (24.8) that (3) leaves out: a node that does not split
+(a_m = 0, b_m = 0) sends no sample left. Both forms admit exactly the same integral trees;
+the aggregated rows imply the disaggregated ones (Σ_{j: x_ij=0} a_jm = d_m − Σ_{j: x_ij=1}
+a_jm ≤ 1 − a_jm for every j with x_ij = 1, and ≤ d_m), so the aggregated LP relaxation is
+at least as tight. Aghaei et al. show that FlowOCT's (1.7)–(1.8) dominate (3).
+
 Symbols → Pyomo components:
 
     I, J, K, B, L           sets I (samples), F (binary features), K, B, L (heap order)
     A_L(t), A_R(t)          set AL / AR of pairs (t, m), m a left / right ancestor of t
+    rows of (3)             sets DL / DR of (i, t, m, j) (empty unless disaggregated)
     p(t)                    param parent[t] (t ∈ B \\ {1}, set BP)
-    {j: x_ij = 0}           indexed set F0[i] (the data x enter only through it)
+    {j: x_ij = 0}, {j: x_ij = 1}   indexed sets F0[i] (the data x enter only through it), F1[i]
     {i: y_i = k}            indexed set IK[k]
-    n, N_min, λ             params n, min_leaf, lam
+    n, N_min, λ             params n, min_leaf, lam; the option: param branching
     a_jt, d_t               vars a[t,j], d[t]
     z_it, l_t, c_kt         vars z[i,t], l[t], c[t,k]
     N_kt, N_t, L_t          vars Nk[t,k], Nt[t], Lt[t]
@@ -86,7 +103,7 @@ FEATURES = "binary"
 SKELETON = "tree"
 # numeric hyper-parameters: (lowest, highest, default); choices: (default, *other allowed values)
 HYPERPARAMETERS = {"lam": (0.0, 1.0, 0.0), "min_leaf": (0, 1_000_000, 1)}
-CHOICES: dict[str, tuple] = {}
+CHOICES: dict[str, tuple] = {"branching": ("aggregated", "disaggregated")}
 # options whose constraints a start tree built without them (e.g. CART) may violate
 SIDE_CONSTRAINTS = ("min_leaf",)
 
@@ -114,12 +131,27 @@ def _sets_and_params(m: pyo.AbstractModel) -> None:
     m.AR = pyo.Set(dimen=2, within=m.L * m.B, ordered=True,
                    doc="pairs (t, m): m ∈ A_R(t), leaf t lies in the right subtree of m")
     m.F0 = pyo.Set(m.I, within=m.F, doc="features with x_ij = 0")
+    m.F1 = pyo.Set(m.I, within=m.F, initialize=lambda m, i: [j for j in m.F if j not in m.F0[i]],
+                   doc="features with x_ij = 1")
     m.IK = pyo.Set(m.K, within=m.I, doc="samples of class k")
     m.parent = pyo.Param(m.BP, within=m.B, doc="parent p(t) of branching node t")
     m.n = pyo.Param(within=pyo.NonNegativeIntegers, doc="number of samples n (the big-M of (24.2)–(24.3))")
     m.min_leaf = pyo.Param(within=pyo.NonNegativeIntegers, default=1,
                            doc="N_min: fewest samples in a non-empty leaf")
     m.lam = pyo.Param(within=pyo.UnitInterval, default=0.0, doc="regularisation weight λ")
+    m.branching = pyo.Param(within=pyo.Any, default="aggregated",
+                            doc="branching constraints: aggregated (24.8)–(24.9) or disaggregated (3)")
+    m.DL = pyo.Set(dimen=4, ordered=True, doc="rows (i, t, m, j) of (3): m ∈ A_L(t), x_ij = 1",
+                   initialize=lambda m: _disaggregated(m, m.AL, m.F1))
+    m.DR = pyo.Set(dimen=4, ordered=True, doc="rows (i, t, m, j) of mirrored (3): m ∈ A_R(t), x_ij = 0",
+                   initialize=lambda m: _disaggregated(m, m.AR, m.F0))
+
+
+def _disaggregated(m, pairs, features) -> list:
+    """The rows (i, t, m, j) of (3) over ancestor ``pairs``, j in ``features[i]`` (none if aggregated)."""
+    if m.branching.value != "disaggregated":
+        return []
+    return [(i, t, a, j) for i in m.I for t, a in pairs for j in features[i]]
 
 
 def _variables(m: pyo.AbstractModel) -> None:
@@ -155,12 +187,7 @@ def _constraints(m: pyo.AbstractModel) -> None:
     m.one_label = pyo.Constraint(
         m.L, doc="(24.7) a leaf holding samples predicts exactly one class",
         rule=lambda m, t: sum(m.c[t, k] for k in m.K) == m.l[t])
-    m.route_left = pyo.Constraint(
-        m.I, m.AL, doc="(24.8) a sample reaches a leaf left of ancestor m only if its split feature is 0",
-        rule=lambda m, i, t, a: m.z[i, t] <= sum(m.a[a, j] for j in m.F0[i]))
-    m.route_right = pyo.Constraint(
-        m.I, m.AR, doc="(24.9) a sample reaches a leaf right of ancestor m unless its split feature is 0",
-        rule=lambda m, i, t, a: m.z[i, t] <= 1 - sum(m.a[a, j] for j in m.F0[i]))
+    _branching(m)
     m.one_leaf = pyo.Constraint(
         m.I, doc="(24.10) every sample is in exactly one leaf",
         rule=lambda m, i: sum(m.z[i, t] for t in m.L) == 1)
@@ -179,11 +206,49 @@ def _constraints(m: pyo.AbstractModel) -> None:
         rule=lambda m, t: m.d[t] <= m.d[m.parent[t]])
 
 
+def _route_left(m, i, t, a):
+    if m.branching.value != "aggregated":
+        return pyo.Constraint.Skip
+    return m.z[i, t] <= sum(m.a[a, j] for j in m.F0[i])
+
+
+def _route_right(m, i, t, a):
+    if m.branching.value != "aggregated":
+        return pyo.Constraint.Skip
+    return m.z[i, t] <= 1 - sum(m.a[a, j] for j in m.F0[i])
+
+
+def _left_split(m, i, t, a):
+    if m.branching.value != "disaggregated":
+        return pyo.Constraint.Skip
+    return m.z[i, t] <= m.d[a]
+
+
+def _branching(m: pyo.AbstractModel) -> None:
+    """The routing rows: (24.8)–(24.9) aggregated, or (3) per feature with (24.8) for a_m = 0."""
+    m.route_left = pyo.Constraint(
+        m.I, m.AL, rule=_route_left,
+        doc="(24.8) a sample reaches a leaf left of ancestor m only if its split feature is 0")
+    m.route_right = pyo.Constraint(
+        m.I, m.AR, rule=_route_right,
+        doc="(24.9) a sample reaches a leaf right of ancestor m unless its split feature is 0")
+    m.left_split = pyo.Constraint(
+        m.I, m.AL, rule=_left_split,
+        doc="(24.8) with a_m = 0: a sample reaches a leaf left of ancestor m only if m splits")
+    m.left_feature = pyo.Constraint(
+        m.DL, doc="(3) a sample reaches a leaf left of ancestor m only if m splits on none of its 1-features",
+        rule=lambda m, i, t, a, j: m.z[i, t] <= 1 - m.a[a, j])
+    m.right_feature = pyo.Constraint(
+        m.DR, doc="(3) mirrored: a sample reaches a leaf right of ancestor m only if m splits on none of "
+                  "its 0-features", rule=lambda m, i, t, a, j: m.z[i, t] <= 1 - m.a[a, j])
+
+
 def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int,
-              lam: float = 0.0, min_leaf: int = 1) -> dict:
+              lam: float = 0.0, min_leaf: int = 1, branching: str = "aggregated") -> dict:
     """Pyomo data for ``create_instance``: ``X`` 0/1 (n × p), ``y`` in ``0..n_classes-1``.
 
-    ``skeleton`` is a complete binary tree in heap order (``odtk.skeletons.tree_skeleton``).
+    ``skeleton`` is a complete binary tree in heap order (``odtk.skeletons.tree_skeleton``);
+    ``branching`` is one of ``CHOICES["branching"]``.
     """
     X = np.asarray(X)
     y = np.asarray(y).astype(int)
@@ -191,7 +256,9 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
     if int(min_leaf) > len(samples):
         raise ValueError(f"min_leaf={min_leaf} exceeds the {len(samples)} training samples; "
                          "no tree can satisfy it.")
-    branching = sorted(n for n in skeleton if skeleton.out_degree(n) > 0)
+    if branching not in CHOICES["branching"]:
+        raise ValueError(f"branching must be one of {', '.join(CHOICES['branching'])}; got {branching!r}.")
+    splitting = sorted(n for n in skeleton if skeleton.out_degree(n) > 0)
     leaves = sorted(n for n in skeleton if skeleton.out_degree(n) == 0)
     left_pairs, right_pairs = [], []
     for t in leaves:
@@ -204,17 +271,18 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
         "I": {None: samples},
         "F": {None: list(range(X.shape[1]))},
         "K": {None: list(range(n_classes))},
-        "B": {None: branching},
+        "B": {None: splitting},
         "L": {None: leaves},
-        "BP": {None: [t for t in branching if t > 1]},
+        "BP": {None: [t for t in splitting if t > 1]},
         "AL": {None: left_pairs},
         "AR": {None: right_pairs},
         "F0": {i: np.flatnonzero(zeros[i]).tolist() for i in samples},
         "IK": {k: np.flatnonzero(y == k).tolist() for k in range(n_classes)},
-        "parent": {t: t // 2 for t in branching if t > 1},
+        "parent": {t: t // 2 for t in splitting if t > 1},
         "n": {None: len(samples)},
         "min_leaf": {None: int(min_leaf)},
         "lam": {None: float(lam)},
+        "branching": {None: branching},
     }}
 
 
@@ -279,7 +347,7 @@ def warm_start(instance, graph: nx.DiGraph, X: np.ndarray) -> None:
     ``X`` has the wrong shape.
     """
     X = check_start(instance, graph, X)
-    branching, leaves = set(instance.B), set(instance.L)
+    branching = set(instance.B)
     for var in instance.component_data_objects(pyo.Var):
         var.set_value(0)
     for n, attrs in graph.nodes(data=True):

@@ -19,15 +19,15 @@ a_u·x_i ≥ b_u and the negative side iff a_u·x_i + ε ≤ b_u. Features are i
          Σ_v y⁻_uv = d_u = Σ_v y⁺_uv                        u ∈ V                  (6)
          d_v ≤ Σ_u (y⁻_uv + y⁺_uv)                          v ∈ V_I                (7)
          y⁻_uv + y⁺_uv ≤ d_v   (d_v = 1 for v ∈ C)          (u, v) ∈ A             (8)
-         z⁻_iuv ≤ y⁻_uv,   z⁺_iuv ≤ y⁺_uv                                          (9), (10)
+         z⁺_iuv ≤ y⁺_uv,   z⁻_iuv ≤ y⁻_uv                                          (9), (10)
          y⁻_uv + Σ_{w ≤ v} y⁺_uw ≤ 1                         (u, v) ∈ A             (11)
          Σ_w (y⁻_wu + y⁺_wu) ≥ Σ_w (y⁻_wv + y⁺_wv)     u < v consecutive in V_l, l ≥ 1  (12)
          a_u·x_i + ε ≤ b_u + M⁻_i (1 − w⁻_iu)                                       (13)
          a_u·x_i ≥ b_u − M⁺_i (1 − w⁺_iu)                                           (14)
          univariate: Σ_j e_uj = 1,  |a_uj| ≤ e_uj,  e ∈ {0,1}                      (15), (16)
          w_iv = Σ_u (z⁻_iuv + z⁺_iuv)                        v ∈ C                  (17)
-         y, λ ∈ {0,1};  d, w, z ∈ [0,1];  b ∈ [−1,1];
-         a = a⁺ − a⁻ with a⁺, a⁻ ≥ 0 and Σ_j (a⁺_uj + a⁻_uj) ≤ 1
+         y, λ ∈ {0,1};  d, w, z ∈ [0,1];  a_u ∈ [−1, 1]^p,  b_u ∈ [−1, 1]
+         (a = a⁺ − a⁻ with a⁺, a⁻ ∈ [0, 1])
 
 φ_iv (mismatch penalty) is 1 if terminal v's class differs from sample i's class,
 else 0, so the first term of (18) is the training error rate. (11) orders the two
@@ -37,18 +37,25 @@ non-increasing in-degree, so the inactive nodes come last.
 
 Options:
 
+* ``domain``: ``"box"`` (default, the paper's a_u ∈ [−1, 1]^p) or ``"l1"`` (the authors'
+  code: ‖a_u‖₁ ≤ 1, a smaller set of splits at margin ε, so the optimum can be worse).
 * ``tree=True`` (optimal decision *tree* on a skeleton of widths 1-2-4-…): the topology
-  is fixed to the tree — node u's only candidate internal children are 2u+1 and 2u+2 (arcs
-  to terminals stay free, so branches can end early) — (7) becomes an equality and (12)
-  is dropped, since node positions are no longer interchangeable.
-* fairness (19), with positive class 1 and protected groups g ∈ {0, 1} given by a 0/1
-  vector: for the population P (all samples for demographic parity, those with y = 1
-  for equal opportunity, those with y = 0 for predictive equality) and P_g = P ∩ group g,
-  n_h Σ_{i∈P_g} w_{i,c⁺} ≥ ξ n_g Σ_{i∈P_h} w_{i,c⁺} for {g, h} = {0, 1}, n_g = |P_g|:
-  the positive-prediction rate of each group is at least ξ times the other's.
-* parsimony: Σ_{v∈V} d_v ≤ max_nodes (the root included; cited as (18), the node
-  count it bounds).
-* stability (20): Σ_i (w⁻_iv + w⁺_iv) ≥ S d_v for every internal node v, root included.
+  is fixed to the tree — node s's only candidate internal children are 2s+1 and 2s+2 (arcs
+  to terminals stay free, so branches can end early) — (7) becomes an equality, (12) is
+  dropped, since node positions are no longer interchangeable, and d_{2s+2} ≤ d_{2s+1}
+  puts a lone internal child at 2s+1 (proof at ``_sibling_order``).
+* fairness (19), positive class 1, two subgroups g₁, g₂ given as a 0/1 vector (g₁: the 1s,
+  g₂: the 0s) or as an n × 2 0/1 matrix (columns g₁, g₂, which may overlap). The population
+  P is all samples (demographic parity), those with y = 1 (equal opportunity) or those with
+  y = 0 (predictive equality); P_g = P ∩ g. ``fairness_form``:
+  ``"counts"`` (the paper's (19)): Σ_{i∈P_g₁} w_{i,c⁺} ≥ ξ Σ_{i∈P_g₂} w_{i,c⁺}, one way;
+  ``"rates"`` (default): n_h Σ_{i∈P_g} w_{i,c⁺} ≥ ξ n_g Σ_{i∈P_h} w_{i,c⁺} for
+  {g, h} = {g₁, g₂}, n_g = |P_g|: each group's positive-prediction rate is at least ξ
+  times the other's.
+* parsimony (unnumbered in the paper): Σ_{v∈V} d_v ≤ max_nodes, the root included.
+* stability (20): Σ_i (w⁻_iv + w⁺_iv) ≥ S d_v for every internal node v, root included;
+  S is ``min_samples`` (a count) or ``min_share`` · n (a share of n, as in the paper's
+  Table 2: 0.05n–0.20n).
 
 Symbols → Pyomo components:
 
@@ -61,31 +68,39 @@ Symbols → Pyomo components:
     z⁻_iuv, z⁺_iuv            vars z_neg[i,u,v], z_pos[i,u,v]
     λ_il, d_u, y⁻_uv, y⁺_uv    vars lam[i,l], d[u], y_neg[u,v], y_pos[u,v]
     a⁺, a⁻, b, e              vars a_plus[u,j], a_minus[u,j], b[u], e[u,j] (u ∈ U: univariate)
-    ξ, S, max_nodes           params xi, min_samples, max_nodes; sets GROUPS, FAIR[g]; param positive
+    ξ, S, max_nodes           params xi, min_samples, max_nodes; param positive
+    g₁, g₂ (within P)         sets GROUPS = {1, 2}, FAIR[g]; param fairness_form
+    siblings 2s+1, 2s+2       set SIBLINGS (tree mode)
 
-Deviations and choices:
+Departures from the paper and choices:
 
 * (13)–(14) are big-M constraints, not indicator constraints: native indicators do not
   pass through Pyomo's solver interfaces or the standard-form hand-off, so big-M is
-  used for every solver. M is derived from the variable bounds: with ‖a‖₁ ≤ 1 and
-  |b| ≤ 1, M⁻_i = ‖x_i‖_∞ + 1 + ε and M⁺_i = ‖x_i‖_∞ + 1 (2 + ε and 2 on [0, 1] data).
-* The hyperplane is bounded by ‖a_u‖₁ ≤ 1 (a = a⁺ − a⁻, as in the authors' code); this
-  bound, cited with (13), is what the big-M values rest on.
+  used for every solver. M is derived per sample from the bounds (see ``_reach``):
+  M⁻_i = R_i + 1 + ε and M⁺_i = R_i + 1 with R_i = max |a·x_i| = ‖x_i‖₁ on the box
+  (≤ p), ‖x_i‖_∞ under ‖a‖₁ ≤ 1 or with univariate splits (≤ 1).
+* ``domain="l1"`` is the authors' ‖a‖₁ ≤ 1 (stated with (13)); the default is the paper's box.
 * Univariate splits use binaries e_uj with a_uj ∈ [−1, 1] (the authors' code uses
-  a ∈ {−1, 0, 1}); the negative coefficient lets (11) mirror a split.
+  a ∈ {−1, 0, 1}); the negative coefficient lets (11) mirror a split. Mirroring
+  (a, b) → (−a, ε − b) keeps b ∈ [−1, 1] unless b < −1 + ε, which needs a negative sample
+  with a·x < −1 and so only the box allows: there (11)–(12) may cut a split, as in the paper.
 * d is continuous in [0, 1] (integral through (6)); the root is fixed active by its bounds.
-* (12) is stated for consecutive nodes of a layer, which implies it for every pair.
-* Tree mode fixes the candidate arcs to the tree and states (7) as an equality; the
-  authors' code keeps all arcs and caps the in-degree at 1, which describes the same trees
-  with more binaries.
-* Equal opportunity and predictive equality are (19) on the samples with y = 1 and y = 0.
-  Stability counts S in samples (not as a share of n) and includes the root, so S > n is
-  infeasible. The authors' code has neither fairness, parsimony nor stability.
+* (12) is stated for consecutive nodes of a layer, which implies it for every pair, and
+  from layer 1 on (the paper starts at layer 2; layer 1 is as interchangeable).
+* Tree mode fixes the candidate arcs to the tree, states (7) as an equality and adds
+  d_{2s+2} ≤ d_{2s+1}; the authors' code keeps all arcs and caps the in-degree at 1,
+  which describes the same trees with more binaries.
+* Fairness defaults to the rate form (both directions, rates within groups); the paper's
+  (19) is ``fairness_form="counts"``. Equal opportunity and predictive equality are
+  either form on the samples with y = 1 and y = 0.
+* Stability (20) is stated on w⁻ + w⁺ (the flow through v, which is the paper's inflow
+  for v ≠ r) and includes the root, so S > n is infeasible. The authors' code has
+  neither fairness, parsimony nor stability.
 * Decoding uses the threshold b − ε/2, midway in the gap the model leaves, so every
   training sample follows the side the flow variables give it despite solver tolerances
   as long as ε exceeds them (odtk checks every sample's path against ``flow_rows``).
-* ε = 1e-4 as in the authors' code; α defaults to 0.01 (their optimiser defaults to 0,
-  their example uses 0.1).
+* ε = 1e-4 as in the paper and the authors' code; α defaults to 0.01 (their optimiser
+  defaults to 0, their example uses 0.1).
 """
 from __future__ import annotations
 
@@ -108,17 +123,20 @@ HYPERPARAMETERS = {
     "xi": (0.0, 1.0, None),
     "max_nodes": (1, 10**6, None),
     "min_samples": (1, 10**6, None),
+    "min_share": (0.0, 1.0, None),
 }
 CHOICES = {
+    "domain": ("box", "l1"),
     "univariate": (False, True),
     "tree": (False, True),
     "fairness": (None, "demographic_parity", "equal_opportunity", "predictive_equality"),
+    "fairness_form": ("rates", "counts"),
 }
 # options whose constraints a diagram built without them (e.g. by a heuristic) may violate
-SIDE_CONSTRAINTS = ("fairness", "max_nodes", "min_samples")
+SIDE_CONSTRAINTS = ("fairness", "max_nodes", "min_samples", "min_share")
 FAIRNESS_POPULATION = {"demographic_parity": None, "equal_opportunity": 1, "predictive_equality": 0}
 POSITIVE_CLASS = 1
-A_NORM = 1.0  # bound on ‖a_u‖₁
+A_BOUND = 1.0  # bound on |a_uj| (box) or on ‖a_u‖₁ (l1)
 B_BOUND = 1.0  # bound on |b_u|
 
 
@@ -149,8 +167,9 @@ def _sets(m: pyo.AbstractModel) -> None:
     m.OUT = pyo.Set(m.V, within=m.N, ordered=True, doc="heads v of the arcs leaving u")
     m.IN = pyo.Set(m.N, within=m.V, ordered=True, doc="tails u of the arcs entering v")
     m.ORDER = pyo.Set(within=m.V * m.V, doc="consecutive nodes u < v of a layer l ≥ 1, for (12)")
-    m.GROUPS = pyo.Set(doc="protected groups {0, 1} when fairness is on, else empty")
-    m.FAIR = pyo.Set(m.GROUPS, within=m.I, doc="samples of group g in the fairness population")
+    m.SIBLINGS = pyo.Set(within=m.V * m.V, doc="tree mode: the children (2s+1, 2s+2) of every s")
+    m.GROUPS = pyo.Set(doc="subgroups {1, 2} (g₁, g₂) when fairness is on, else empty")
+    m.FAIR = pyo.Set(m.GROUPS, within=m.I, doc="samples of subgroup g in the fairness population")
 
 
 def _params(m: pyo.AbstractModel) -> None:
@@ -161,6 +180,8 @@ def _params(m: pyo.AbstractModel) -> None:
     m.alpha = pyo.Param(within=pyo.NonNegativeReals, doc="regulariser α on active nodes")
     m.epsilon = pyo.Param(within=pyo.PositiveReals, doc="split strictness ε")
     m.univariate = pyo.Param(within=pyo.Boolean, doc="one feature per split, (15)–(16)")
+    m.domain = pyo.Param(within=pyo.Any,
+                         doc="split domain: 'box' (a ∈ [−1, 1]^p) or 'l1' (‖a‖₁ ≤ 1)")
     m.tree = pyo.Param(within=pyo.Boolean, doc="tree mode: arcs fixed to the tree, (7) as an equality")
     m.U = pyo.Set(initialize=lambda m: list(m.V) if pyo.value(m.univariate) else [],
                   within=m.V, doc="nodes restricted to univariate splits")
@@ -170,15 +191,26 @@ def _params(m: pyo.AbstractModel) -> None:
     m.big_m_pos = pyo.Param(m.I, initialize=lambda m, i: _reach(m, i) + B_BOUND,
                             doc="M⁺_i = max (b − a·x_i) over the bounds of a and b, for (14)")
     m.xi = pyo.Param(within=pyo.UnitInterval, doc="fairness ratio ξ (0 when off)")
+    m.fairness_form = pyo.Param(within=pyo.Any, doc="'counts' (the paper's (19)) or 'rates'")
     m.positive = pyo.Param(within=m.C, doc="terminal of the positive class, for (19)")
     m.max_nodes = pyo.Param(within=pyo.NonNegativeIntegers, doc="at most this many active nodes")
-    m.min_samples = pyo.Param(within=pyo.NonNegativeIntegers,
+    m.min_samples = pyo.Param(within=pyo.NonNegativeReals,
                               doc="S: samples through every active node (0 when off)")
 
 
 def _reach(m, i) -> float:
-    """Largest |a·x_i| over ‖a‖₁ ≤ A_NORM."""
-    return A_NORM * max(abs(pyo.value(m.x[i, j])) for j in m.J)
+    """R_i = the largest |a·x_i| over the split domain, behind M⁻_i and M⁺_i.
+
+    |a·x_i| ≤ Σ_j |a_j| |x_ij|. On the box (|a_j| ≤ 1) this is at most ‖x_i‖₁ (≤ p on
+    [0, 1] features); with ‖a‖₁ ≤ 1, or one non-zero |a_j| ≤ e_j by (15)–(16), at most
+    ‖x_i‖_∞ (≤ 1).
+    With |b| ≤ 1, a·x_i + ε − b ≤ R_i + 1 + ε and b − a·x_i ≤ R_i + 1 at every feasible
+    point, so (13)–(14) are slack when w⁻_iu = 0, resp. w⁺_iu = 0.
+    """
+    values = [abs(pyo.value(m.x[i, j])) for j in m.J]
+    if pyo.value(m.domain) == "box" and not pyo.value(m.univariate):
+        return A_BOUND * sum(values)
+    return A_BOUND * max(values)
 
 
 def _variables(m: pyo.AbstractModel) -> None:
@@ -192,8 +224,8 @@ def _variables(m: pyo.AbstractModel) -> None:
     m.z_neg = pyo.Var(m.I, m.A, bounds=(0, 1), doc="z⁻_iuv: flow of i on the negative arc u→v")
     m.z_pos = pyo.Var(m.I, m.A, bounds=(0, 1), doc="z⁺_iuv: flow of i on the positive arc u→v")
     m.lam = pyo.Var(m.I, m.L, domain=pyo.Binary, doc="λ_il: sample i goes positive at layer l")
-    m.a_plus = pyo.Var(m.V, m.J, bounds=(0, A_NORM), doc="a⁺_uj: positive part of a_uj")
-    m.a_minus = pyo.Var(m.V, m.J, bounds=(0, A_NORM), doc="a⁻_uj: negative part of a_uj")
+    m.a_plus = pyo.Var(m.V, m.J, bounds=(0, A_BOUND), doc="a⁺_uj: positive part of a_uj")
+    m.a_minus = pyo.Var(m.V, m.J, bounds=(0, A_BOUND), doc="a⁻_uj: negative part of a_uj")
     m.b = pyo.Var(m.V, bounds=(-B_BOUND, B_BOUND), doc="b_u: intercept of the split")
     m.e = pyo.Var(m.U, m.J, domain=pyo.Binary, doc="e_uj: univariate split of u uses feature j")
 
@@ -250,10 +282,10 @@ def _topology_constraints(m: pyo.AbstractModel) -> None:
         m.A, doc="(8) arcs enter active nodes only, and not both sides of a node into one",
         rule=lambda m, u, v: m.y_neg[u, v] + m.y_pos[u, v] <= (m.d[v] if v in m.V else 1))
     m.flow_on_neg_arc = pyo.Constraint(
-        m.I, m.A, doc="(9) flow only on chosen negative arcs",
+        m.I, m.A, doc="(10) flow only on chosen negative arcs",
         rule=lambda m, i, u, v: m.z_neg[i, u, v] <= m.y_neg[u, v])
     m.flow_on_pos_arc = pyo.Constraint(
-        m.I, m.A, doc="(10) flow only on chosen positive arcs",
+        m.I, m.A, doc="(9) flow only on chosen positive arcs",
         rule=lambda m, i, u, v: m.z_pos[i, u, v] <= m.y_pos[u, v])
     m.side_order = pyo.Constraint(
         m.A, doc="(11) symmetry breaking: the negative child has the smaller id",
@@ -261,6 +293,26 @@ def _topology_constraints(m: pyo.AbstractModel) -> None:
     m.indegree_order = pyo.Constraint(
         m.ORDER, doc="(12) symmetry breaking: in-degree does not increase along a layer",
         rule=lambda m, u, v: _indegree(m, u) >= _indegree(m, v))
+    m.sibling_order = pyo.Constraint(
+        m.SIBLINGS, rule=_sibling_order,
+        doc="(odtk, tree mode) symmetry breaking: a lone internal child sits at 2s+1, d_{2s+2} ≤ d_{2s+1}")
+
+
+def _sibling_order(m, u, v):
+    """d_v ≤ d_u for the children u = 2s+1, v = 2s+2 of s in tree mode (valid, see below).
+
+    Validity: take a feasible point with d_v = 1, d_u = 0. (7) as an equality and (8) give v
+    one arc, from s, and no active node below u. By (11) that arc is s's negative one (a
+    positive arc to v needs a negative child < v, i.e. u, which (8) forbids), and s's
+    positive arc goes to a terminal. Shift the subtree of v onto that of u — position
+    q at depth k below v to q − 2^k, which maps children 2q+1, 2q+2 to the children of
+    q − 2^k — keeping every split, arc side, λ and flow. Paths, predictions, the number of
+    active nodes and the flow through every node keep their values, so (18), (19), (20) and
+    parsimony do; (11) holds at s (u < every terminal) and, the shift preserving order
+    within a layer, inside the subtree. Repeating top-down ends at a point meeting every
+    d_{2s+2} ≤ d_{2s+1} with the same objective, so the optimum is unchanged.
+    """
+    return m.d[v] <= m.d[u]
 
 
 def _has_parent(m, v):
@@ -277,8 +329,8 @@ def _hyperplane(m, u, i):
 
 def _split_constraints(m: pyo.AbstractModel) -> None:
     m.split_norm = pyo.Constraint(
-        m.V, doc="(13) hyperplane normalisation ‖a_u‖₁ ≤ 1 behind the big-M values of (13)–(14)",
-        rule=lambda m, u: sum(m.a_plus[u, j] + m.a_minus[u, j] for j in m.J) <= A_NORM)
+        m.V, doc="(13) domain='l1': ‖a_u‖₁ ≤ 1 (the authors' code; the box needs only the bounds)",
+        rule=_split_norm)
     m.split_neg = pyo.Constraint(
         m.I, m.V, doc="(13) negative side: a_u·x_i + ε ≤ b_u (big-M)",
         rule=lambda m, i, u: _hyperplane(m, u, i) + m.epsilon
@@ -294,18 +346,27 @@ def _split_constraints(m: pyo.AbstractModel) -> None:
         rule=lambda m, u, j: m.a_plus[u, j] + m.a_minus[u, j] <= m.e[u, j])
 
 
+def _split_norm(m, u):
+    if pyo.value(m.domain) == "box":
+        return pyo.Constraint.Skip
+    return sum(m.a_plus[u, j] + m.a_minus[u, j] for j in m.J) <= A_BOUND
+
+
 def _extension_constraints(m: pyo.AbstractModel) -> None:
     m.fairness = pyo.Constraint(m.GROUPS, rule=_fairness, doc=(
-        "(19) fairness: the positive rate of group g is at least ξ times the other group's"))
+        "(19) fairness: g₁'s positive count is ≥ ξ times g₂'s (counts), or each group's "
+        "positive rate ≥ ξ times the other's (rates)"))
     m.parsimony = pyo.Constraint(rule=_parsimony, doc=(
-        "(18) parsimony: at most max_nodes active internal nodes (the count (18) penalises)"))
+        "(§Discussion, unnumbered) parsimony: at most max_nodes active internal nodes"))
     m.stability = pyo.Constraint(m.V, rule=_stability, doc=(
         "(20) stability: at least S samples flow through every active node"))
 
 
 def _fairness(m, g):
-    h = 1 - g
+    h = 3 - g  # the other subgroup
     positives = {k: sum(m.w_term[i, m.positive] for i in m.FAIR[k]) for k in (g, h)}
+    if pyo.value(m.fairness_form) == "counts":  # (19): one way, g₁ against g₂
+        return positives[1] >= m.xi * positives[2] if g == 1 else pyo.Constraint.Skip
     return len(m.FAIR[h]) * positives[g] >= m.xi * len(m.FAIR[g]) * positives[h]
 
 
@@ -324,13 +385,15 @@ def _stability(m, v):
 # --------------------------------------------------------------------------- data
 def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int, *,
               alpha: float = 0.01, epsilon: float = 1e-4, univariate: bool = False,
-              tree: bool = False, fairness: str | None = None, xi: float | None = None,
-              max_nodes: int | None = None, min_samples: int | None = None,
+              tree: bool = False, domain: str = "box", fairness: str | None = None,
+              fairness_form: str = "rates", xi: float | None = None, max_nodes: int | None = None,
+              min_samples: int | None = None, min_share: float | None = None,
               group: np.ndarray | None = None) -> dict:
     """Pyomo data for ``create_instance``: ``X`` scaled to [0, 1] (n × p), ``y`` in ``0..n_classes-1``.
 
     ``skeleton`` is a layered diagram skeleton (``odtk.skeletons.diagram_skeleton``);
-    ``group`` (0/1 per sample) is used only when ``fairness`` is on.
+    ``group`` (0/1 per sample: g₁ = the 1s, g₂ = the 0s; or n × 2 0/1 columns g₁, g₂) is
+    used only when ``fairness`` is on. S of (20) is ``min_samples`` or ``min_share`` · n.
     """
     X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=int)
     if n_classes < 2:
@@ -338,6 +401,8 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
     layers = _layers(skeleton)
     if tree and [len(nodes) for nodes in layers] != [2**l for l in range(len(layers))]:
         raise ValueError("tree=True needs a skeleton that doubles at every layer (1-2-4-…).")
+    if domain not in CHOICES["domain"]:
+        raise ValueError(f"domain must be 'box' or 'l1'; got {domain!r}.")
     terminals = [len(skeleton) + k for k in range(n_classes)]  # the terminal of class k
     samples = range(X.shape[0])
     return {None: {
@@ -349,12 +414,25 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
         "alpha": {None: float(alpha)},
         "epsilon": {None: float(epsilon)},
         "univariate": {None: bool(univariate)},
+        "domain": {None: domain},
         "tree": {None: bool(tree)},
         "positive": {None: terminals[POSITIVE_CLASS]},
         "max_nodes": {None: len(skeleton) if max_nodes is None else int(max_nodes)},
-        "min_samples": {None: 0 if min_samples is None else int(min_samples)},
-        **_fairness_data(y, n_classes, fairness, xi, group),
+        "min_samples": {None: _stability_bound(len(y), min_samples, min_share)},
+        **_fairness_data(y, n_classes, fairness, fairness_form, xi, group),
     }}
+
+
+def _stability_bound(n: int, min_samples: int | None, min_share: float | None) -> float:
+    """S of (20): a count of samples, or a share of the n training samples (0 when off)."""
+    if min_samples is not None and min_share is not None:
+        raise ValueError("Give the stability bound S once: min_samples (a count) "
+                         "or min_share (a share of n).")
+    if min_share is not None:
+        if not 0 <= min_share <= 1:
+            raise ValueError(f"min_share is a share of the samples, from 0 to 1; got {min_share!r}.")
+        return float(min_share) * n
+    return 0.0 if min_samples is None else float(int(min_samples))
 
 
 def _skeleton_data(layers: list[list[int]], terminals: list[int], tree: bool) -> dict:
@@ -372,6 +450,8 @@ def _skeleton_data(layers: list[list[int]], terminals: list[int], tree: bool) ->
         "OUT": {u: [v for uu, v in arcs if uu == u] for u in internal},
         "IN": {v: [u for u, vv in arcs if vv == v] for v in [*internal, *terminals]},
         "ORDER": {None: [] if tree else [pair for nodes in layers[1:] for pair in zip(nodes, nodes[1:])]},
+        "SIBLINGS": {None: [(2 * s + 1, 2 * s + 2) for nodes in layers[:-1] for s in nodes]
+                     if tree else []},
         "root": {None: layers[0][0]},
         "cls": {t: k for k, t in enumerate(terminals)},
     }
@@ -393,25 +473,36 @@ def _layers(skeleton: nx.DiGraph) -> list[list[int]]:
     return layers
 
 
-def _fairness_data(y: np.ndarray, n_classes: int, fairness: str | None, xi: float | None,
-                   group: np.ndarray | None) -> dict:
-    """GROUPS, FAIR and xi for (19); empty when fairness is off."""
+def _fairness_data(y: np.ndarray, n_classes: int, fairness: str | None, form: str,
+                   xi: float | None, group: np.ndarray | None) -> dict:
+    """GROUPS, FAIR, fairness_form and xi for (19); no groups when fairness is off."""
+    if form not in CHOICES["fairness_form"]:
+        raise ValueError(f"fairness_form must be 'rates' or 'counts'; got {form!r}.")
+    off = {"GROUPS": {None: []}, "FAIR": {}, "xi": {None: 0.0}, "fairness_form": {None: form}}
     if fairness is None:
         if xi is not None:
             raise ValueError("xi is the fairness ratio: give it together with fairness=….")
-        return {"GROUPS": {None: []}, "FAIR": {}, "xi": {None: 0.0}}
+        return off
     if fairness not in FAIRNESS_POPULATION:
         raise ValueError(f"fairness must be one of {', '.join(FAIRNESS_POPULATION)}; got {fairness!r}.")
     if n_classes != 2 or xi is None or group is None:
         raise ValueError(f"fairness={fairness!r} needs two classes, a ratio xi and a 0/1 group per sample.")
-    group = np.asarray(group)
-    if group.shape != y.shape or not np.isin(group, (0, 1)).all():
-        raise ValueError(f"group must hold 0 or 1 for each of the {len(y)} samples.")
     label = FAIRNESS_POPULATION[fairness]
     population = np.ones(len(y), bool) if label is None else y == label
-    return {"GROUPS": {None: [0, 1]},
-            "FAIR": {g: np.flatnonzero(population & (group == g)).tolist() for g in (0, 1)},
-            "xi": {None: float(xi)}}
+    members = _subgroups(np.asarray(group), len(y))
+    return {**off, "GROUPS": {None: [1, 2]}, "xi": {None: float(xi)},
+            "FAIR": {g: np.flatnonzero(population & members[:, g - 1]).tolist() for g in (1, 2)}}
+
+
+def _subgroups(group: np.ndarray, n: int) -> np.ndarray:
+    """n × 2 membership of g₁, g₂: from a 0/1 vector (g₁ = the 1s, g₂ = the 0s) or from
+    n × 2 0/1 columns."""
+    if group.ndim == 1:
+        group = np.column_stack([group == 1, group == 0]) if np.isin(group, (0, 1)).all() else group
+    if group.shape != (n, 2) or not np.isin(group, (0, 1)).all():
+        raise ValueError(f"group must hold 0 or 1 for each of the {n} samples "
+                         "(or two 0/1 columns, subgroups g₁ and g₂).")
+    return group.astype(bool)
 
 
 # --------------------------------------------------------------------------- decoding
@@ -433,7 +524,9 @@ def decode(instance) -> nx.DiGraph:
         if u in instance.C:
             graph.add_node(u, label=int(instance.cls[u]))
             continue
-        weights = [_clean(pyo.value(instance.a_plus[u, j] - instance.a_minus[u, j])) for j in instance.J]
+        # a feature that is 0 on every row is in no constraint of the box domain: no value, weight 0
+        weights = [_clean((instance.a_plus[u, j].value or 0.0) - (instance.a_minus[u, j].value or 0.0))
+                   for j in instance.J]
         graph.add_node(u, weights=weights, threshold=pyo.value(instance.b[u]) - half_gap, layer=layer[u])
         for arcs, outcome in ((instance.y_neg, False), (instance.y_pos, True)):
             child = next(v for v in instance.OUT[u] if pyo.value(arcs[u, v]) > 0.5)
@@ -494,7 +587,8 @@ def warm_start(instance, graph: nx.DiGraph, X: np.ndarray) -> None:
                 instance.w_term[i, ids[node]].set_value(1)
             continue
         children = {outcome: ids[v] for _, v, outcome in graph.out_edges(node, data="outcome")}
-        direction = _direction(attrs, X.shape[1], bool(pyo.value(instance.univariate)), node)
+        direction = _direction(attrs, X.shape[1], bool(pyo.value(instance.univariate)), node,
+                               pyo.value(instance.domain))
         positive = at[node] & goes_true[node]
         negative = at[node] & ~goes_true[node]
         if children[False] > children[True]:  # mirror the split so that (11) holds
@@ -588,29 +682,34 @@ def _route(graph: nx.DiGraph, X: np.ndarray) -> tuple[dict, dict]:
     return at, goes_true
 
 
-def _direction(attrs: dict, n_features: int, univariate: bool, node) -> np.ndarray:
-    """The node's hyperplane direction, scaled to ‖a‖₁ = 1."""
+def _direction(attrs: dict, n_features: int, univariate: bool, node, domain: str) -> np.ndarray:
+    """The node's hyperplane direction at the domain's edge: ‖a‖_∞ = 1 (box), ‖a‖₁ = 1 (l1)."""
     if "feature" in attrs:
         return np.eye(n_features)[attrs["feature"]]
     weights = np.asarray(attrs["weights"], float)
     if univariate and np.count_nonzero(weights) > 1:
         raise ValueError(f"Node {node} splits on several features, but the model is univariate.")
-    norm = np.abs(weights).sum()
-    return weights * (A_NORM / norm) if norm > 0 else weights
+    norm = np.abs(weights).max() if domain == "box" else np.abs(weights).sum()
+    return weights * (A_BOUND / norm) if norm > 0 else weights
 
 
 def _split(direction: np.ndarray, X_pos: np.ndarray, X_neg: np.ndarray, epsilon: float,
            node) -> tuple[np.ndarray, float]:
-    """Hyperplane (a, b) meeting (13)–(14) for the routed samples; a = 0 when a side is empty."""
+    """Hyperplane (a, b) meeting (13)–(14) for the routed samples; a = 0 when a side is empty.
+
+    a = t · direction with the largest t ≤ 1 (the widest margin) that leaves room for b in [−1, 1].
+    """
     if len(X_neg) == 0:
         return np.zeros_like(direction), 0.0
     if len(X_pos) == 0:
         return np.zeros_like(direction), epsilon
-    b = min(float(np.min(X_pos @ direction)), B_BOUND)
-    if float(np.max(X_neg @ direction)) + epsilon > b + 1e-9:
+    low, high = float(np.max(X_neg @ direction)), float(np.min(X_pos @ direction))
+    t = min(1.0, -B_BOUND / high if high < 0 else 1.0, (B_BOUND - epsilon) / low if low > 0 else 1.0)
+    b = min(t * high, B_BOUND)
+    if t <= 0 or t * low + epsilon > b + 1e-9:
         raise ValueError(f"Node {node} separates its samples by less than ε = {epsilon} "
-                         "(after scaling its weights to ‖a‖₁ = 1).")
-    return direction, b
+                         "(after scaling its weights to the split domain).")
+    return t * direction, b
 
 
 def _set_node(instance, u: int, layer: int, children: dict, positive: np.ndarray,

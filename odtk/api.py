@@ -163,18 +163,34 @@ def _tree_widths(depth: int) -> list[int]:
     return [2**layer for layer in range(depth)]
 
 
-def _group_vector(dataset: Dataset, groups: str | None, module: ModuleType) -> np.ndarray | None:
-    """The 0/1 protected-group indicator taken from column ``groups``."""
+def _group_vector(dataset: Dataset, groups: str | list[str] | tuple[str, ...] | None,
+                  module: ModuleType) -> np.ndarray | None:
+    """The protected groups: from one column ``groups`` of two values, a 0/1 vector (1 = the
+    second value in sorted order); from two 0/1 columns ``[g1, g2]``, their n × 2 memberships
+    (two subgroups, which may overlap)."""
     if groups is None:
         return None
     if "fairness" not in module.CHOICES:
         raise ConfigError(f"Model {module.KEY!r} has no fairness constraints; drop groups=….")
-    if groups not in dataset.features.columns:
-        raise DataError(f"Group column {groups!r} not found among the features of '{dataset.name}'.")
+    names = [groups] if isinstance(groups, str) else list(groups)
+    if len(names) not in (1, 2):
+        raise ConfigError(f"groups names one column or two subgroup columns; got {len(names)}.")
+    for name in names:
+        if name not in dataset.features.columns:
+            raise DataError(f"Group column {name!r} not found among the features of '{dataset.name}'.")
+    if len(names) == 2:
+        return np.column_stack([_membership(dataset.features[name], name) for name in names])
     values = sorted(dataset.features[groups].unique().tolist(), key=str)
     if len(values) != 2:
         raise DataError(f"Group column {groups!r} must have exactly two values, found {len(values)}.")
     return (dataset.features[groups] == values[1]).to_numpy().astype(int)
+
+
+def _membership(column: pd.Series, name: str) -> np.ndarray:
+    """A subgroup column's 0/1 (or boolean) memberships."""
+    if not column.isin([0, 1]).all():
+        raise DataError(f"Subgroup column {name!r} must hold 0/1 (member or not) in every row.")
+    return column.to_numpy().astype(int)
 
 
 def _raise_for_termination(outcome: SolverOutcome, solver: str, options: SolverOptions,
@@ -291,7 +307,8 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
           skeleton: str | nx.DiGraph | None = None, solver: str | None = None,
           time_limit: float | None = None, mip_gap: float | None = None, threads: int | None = None,
           seed: int | None = None, log: bool = False, handoff: str = "native",
-          thresholds: str = "midpoints", max_thresholds: int | None = None, groups: str | None = None,
+          thresholds: str = "midpoints", max_thresholds: int | None = None,
+          groups: str | list[str] | None = None,
           strategy: str | None = None, heuristic_time: float = 5.0, warm_start: Any = None,
           positive_class: Any = None, **hyperparameters: Any) -> SolveResult:
     """Learn an optimal tree or diagram with formulation ``model`` and return the verified result.
@@ -304,14 +321,17 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     solver; ``sat-depth`` / ``sat-size`` take a SAT solver (default ``minisat22``) or any MILP
     solver, and ``depth`` caps the depths they try.
     ``strategy`` (models with a heuristic): ``"heuristic"``, ``"milp"`` or ``"both"``
-    (default). ``groups`` names the 0/1 protected-group column for fairness constraints.
+    (default). ``groups`` names the protected-group column (two values) for fairness
+    constraints, or two 0/1 subgroup columns ``[g1, g2]``, which may overlap.
     ``warm_start`` (tree models on binary features): ``"cart"`` for scikit-learn's CART of the
     same depth, or a tree learned on the same data (SolveResult, TrainedModel, DecisionGraph).
     The categorical model (``model="categorical"``) learns binary classifiers on any topology:
     ``skeleton`` is one of ``depth-2``, ``depth-2.5``, ``depth-3``, ``imbalanced`` or a
     ``networkx.DiGraph``; ``positive_class`` names its positive class (default: the second
-    in sorted order); its options are ``class_weight``, ``max_card``, ``rate`` with
-    ``min_rate``, ``numeric``, ``feature_selection`` and the improvement switches.
+    in sorted order); its options are ``class_weight``, ``max_card`` (with ``max_card_ordinal``),
+    ``rate`` with ``min_rate``, ``numeric``, ``feature_selection`` (with ``min_groups`` and
+    ``selection_share``), the improvement switches and ``configuration``, one of the paper's
+    named sets of them (``"all"``, ``"nothing"``, ``"no-anchor"``, ``"no-relax"``, ``"no-strength"``).
     """
     wall = time.perf_counter()
     module = _formulation(model)
@@ -510,12 +530,26 @@ def _milp(problem: _Problem, shape: nx.DiGraph, hyper: dict, solver: str, option
         outcome, cut_report = solve_with_cuts(instance, module, solver, options, handoff,
                                               warm_start=start_graph is not None)
     else:
+        user_cuts: Callable[[], list] | None = None
+        if hasattr(module, "separate_cuts") and hyper.get("cuts") == "on":
+            in_tree = handoff == "native" and capabilities["user_cuts"]
+            counts = {"scheme": "branch_and_bound" if in_tree else "root", "cuts": 0, "rounds": 0}
+
+            def counted() -> list:  # separations (rounds) and the cuts they return
+                found = module.separate_cuts(instance)
+                counts["rounds"] += 1
+                counts["cuts"] += len(found)
+                return found
+
+            user_cuts, cut_report = counted, counts
         outcome = solve_instance(instance, solver, options, handoff=handoff,
                                  warm_start=start_graph is not None and capabilities["warm_start"],
-                                 cutoff=cutoff)
+                                 cutoff=cutoff, user_cuts=user_cuts)
     steps["milp"] = {"termination": outcome.termination, "seconds": outcome.solve_time,
                      "objective": outcome.objective, "bound": outcome.bound, "nodes": outcome.nodes}
-    if cut_report is not None:
+    if isinstance(cut_report, dict):
+        steps["milp"]["user_cuts"] = cut_report
+    elif cut_report is not None:
         steps["milp"].update(dataclasses.asdict(cut_report))
     if not outcome.has_solution:
         if start_graph is None or outcome.termination not in ("infeasible", "time_limit", "optimal"):

@@ -6,23 +6,33 @@ ConstraintList ``cuts`` is solved by one of two schemes:
 * ``lazy`` (solvers with lazy-constraint callbacks: Gurobi, CPLEX): one branch and bound;
   at every new incumbent the solver's callback loads it into the instance, separates, and
   adds the violated cuts as lazy constraints. The cuts are kept in ``cuts`` afterwards.
-* ``iterative`` (HiGHS, CBC): solve the master, separate at its integral solution (HiGHS:
-  at every MIP solution it found on the way, through its solution callback), add every
-  violated cut, make the held solution feasible again (``repair``) and re-solve warm-started
-  from it, until no cut is violated. The master is a relaxation, so each round's bound is
-  valid and the last round, with no violated cut, is optimal. Where the time limit ends the
-  loop first, the repaired solution is returned as an unproven incumbent.
+* ``iterative`` (HiGHS, CBC): solve the master, separate at its integral solution (HiGHS: at
+  every MIP solution it found on the way, through its solution callback), add every violated
+  cut, make the held solution feasible again (``repair``) and re-solve warm-started from the
+  best repaired solution so far, until no cut is violated. The master is a relaxation, so each
+  round's bound is valid and the last round, with no violated cut, is optimal. Where the time
+  limit ends the loop first, the best repaired solution of all rounds is returned as an
+  unproven incumbent with the loop's best bound. Through the native hand-off the instance is
+  compiled once and the cuts become rows appended to that standard form (HiGHS keeps one model
+  and adds them; CBC re-reads the grown form); through the Pyomo hand-off every round compiles
+  the instance again. The cuts are also kept in ``cuts``.
 """
 from __future__ import annotations
 
 import dataclasses
 import time
 from types import ModuleType
+from typing import Callable
 
+import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.visitor import identify_variables
 
-from odtk.solvers import SolverOptions, SolverOutcome, get_spec, solve_instance, verified_termination
+from odtk.solvers import (SolverOptions, SolverOutcome, backends, check_licence, get_spec, require_solver,
+                          solve_instance, to_standard_form, verified_termination)
+from odtk.solvers.solve import checked_outcome
+from odtk.solvers.highs import GrowingForm
+from odtk.solvers.standard_form import append_rows, lazy_rows, load_values
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,15 +58,24 @@ def solve_with_cuts(instance, module: ModuleType, solver: str, options: SolverOp
 
 def _solve_lazy(instance, module: ModuleType, solver: str, options: SolverOptions,
                 warm_start: bool) -> tuple[SolverOutcome, CutReport]:
-    """One branch and bound with the cuts separated in the solver's lazy-constraint callback."""
+    """One branch and bound with the cuts separated in the solver's lazy-constraint callback
+    at integral solutions and, where the solver takes user cuts and the formulation separates
+    fractional points (``separate_fractional``), at the relaxations of its nodes too. Every
+    cut added is kept in ``cuts`` afterwards."""
     added: list = []
 
-    def separate() -> list:
-        found = list(module.separate(instance).values())
-        added.extend(found)
+    def recorded(separate: Callable[[object], dict]) -> Callable[[], list]:
+        def found() -> list:
+            cuts = list(separate(instance).values())
+            added.extend(cuts)
+            return cuts
+
         return found
 
-    outcome = solve_instance(instance, solver, options, warm_start=warm_start, lazy=separate)
+    fractional = getattr(module, "separate_fractional", None)
+    in_tree = fractional is not None and get_spec(solver).capabilities["user_cuts"]
+    outcome = solve_instance(instance, solver, options, warm_start=warm_start, lazy=recorded(module.separate),
+                             user_cuts=recorded(fractional) if in_tree else None)
     for cut in added:
         instance.cuts.add(cut)
     return outcome, CutReport("lazy", len(added), 1)
@@ -67,39 +86,150 @@ def _solve_iterative(instance, module: ModuleType, solver: str, options: SolverO
     """Repeated master solves, each adding the cuts violated by the previous solution."""
     began = time.perf_counter()
     deadline = None if options.time_limit is None else began + options.time_limit
+    master = _OneModel(instance, solver) if handoff == "native" else _Recompiled(instance, solver, handoff)
     warm_start_capable = handoff == "native" and get_spec(solver).capabilities["warm_start"]
-    sense = module.SENSE
-    bound, cuts, rounds, handoff_time, solve_time = None, 0, 0, 0.0, 0.0
-    warm = warm_start
+    loop = _Loop(module.SENSE)
+    start = _values(master.columns) if warm_start else None
     while True:
         remaining = None if deadline is None else max(deadline - time.perf_counter(), 0.01)
         seen: dict = {}  # cuts violated by the MIP solutions met during this round
-        outcome = solve_instance(instance, solver, dataclasses.replace(options, time_limit=remaining),
-                                 handoff=handoff, warm_start=warm,
-                                 on_solution=lambda: _remember(module.separate(instance), seen))
-        rounds += 1
-        handoff_time += outcome.handoff_time
-        solve_time += outcome.solve_time
-        bound = _tighter(bound, outcome.bound, sense)
+        outcome = master.solve(dataclasses.replace(options, time_limit=remaining), start,
+                               lambda: _remember(module.separate(instance), seen))
+        loop.count(outcome)
         if not outcome.has_solution:
-            return _with(outcome, bound, handoff_time, solve_time), CutReport("iterative", cuts, rounds)
+            violated = None
+            break
         violated = module.separate(instance)
         if violated:
             _remember(violated, seen)
-            for cut in seen.values():
-                instance.cuts.add(cut)
-            cuts += len(seen)
+            master.add(list(seen.values()))
+            loop.cuts += len(seen)
         module.repair(instance, violated)
+        loop.offer(_values(master.columns), pyo.value(instance.objective))
         out_of_time = deadline is not None and time.perf_counter() >= deadline
         if not violated or out_of_time or outcome.termination != "optimal":
-            objective = pyo.value(instance.objective)
-            termination = outcome.termination if not violated else "time_limit"
-            # the last master is optimal and cut-free: the loop's best bound must meet its objective
-            termination = verified_termination(solver, termination, objective, bound, options,
-                                               time.perf_counter() - began)
-            return (_with(outcome, bound, handoff_time, solve_time, termination, objective),
-                    CutReport("iterative", cuts, rounds))
-        warm = warm_start_capable
+            break
+        start = loop.best if warm_start_capable else None
+    report = CutReport(master.scheme, loop.cuts, loop.rounds)
+    return _result(loop, outcome, violated, master, solver, options, time.perf_counter() - began), report
+
+
+class _OneModel:
+    """The master compiled once; each round's cuts become rows appended to that standard form."""
+
+    def __init__(self, instance, solver: str) -> None:
+        began = time.perf_counter()
+        self.instance, self.spec, self.solver = instance, require_solver(solver), solver
+        self.form = GrowingForm.of(to_standard_form(instance))
+        self.columns = self.form.columns
+        self.compile_time = time.perf_counter() - began  # counted with the first round's hand-off
+        self.pending: list = []
+        self.to_rows = lazy_rows(self.form, lambda: self.pending)
+        backend = backends()[self.spec.backend]
+        self.scheme = (f"iterative (one {solver} model, rows added)" if getattr(backend, "KEEPS_GROWING_MODEL", False)
+                       else f"iterative (rows added to one standard form, read anew by {solver} each round)")
+
+    def add(self, cuts: list) -> None:
+        """The Pyomo inequalities ``cuts`` as rows of the form and in the instance's ``cuts``."""
+        self.pending = cuts
+        append_rows(self.form, self.to_rows(_values(self.columns)))
+        for cut in cuts:
+            self.instance.cuts.add(cut)
+
+    def solve(self, options: SolverOptions, start: np.ndarray | None,
+              on_solution: Callable[[], None]) -> SolverOutcome:
+        """One solve of the form as it stands, checked as ``solve_instance`` checks its solves;
+        the solution (if any) is loaded into the instance."""
+        form, spec = self.form, self.spec
+        form.start = start
+
+        def loaded_then_called(values: np.ndarray) -> None:
+            load_values(form, values)
+            on_solution()
+
+        form.on_solution = loaded_then_called
+        check_licence(spec, form.size)
+        began = time.perf_counter()
+        raw = backends()[spec.backend].solve(form, spec, options)
+        compile_time, self.compile_time = self.compile_time, 0.0
+        return checked_outcome(form, spec, options, raw, time.perf_counter() - began, compile_time)
+
+
+class _Recompiled:
+    """The master through the Pyomo hand-off: every round compiles the instance with its cuts."""
+
+    scheme = "iterative (the instance compiled again each round)"
+
+    def __init__(self, instance, solver: str, handoff: str) -> None:
+        self.instance, self.solver, self.handoff = instance, solver, handoff
+        self.columns = list(instance.component_data_objects(pyo.Var))
+
+    def add(self, cuts: list) -> None:
+        for cut in cuts:
+            self.instance.cuts.add(cut)
+
+    def solve(self, options: SolverOptions, start: np.ndarray | None,
+              on_solution: Callable[[], None]) -> SolverOutcome:
+        if start is not None:
+            _load(self.columns, start)
+        return solve_instance(self.instance, self.solver, options, handoff=self.handoff,
+                              warm_start=start is not None, on_solution=on_solution)
+
+
+@dataclasses.dataclass
+class _Loop:
+    """What the rounds gathered: their best bound, best repaired incumbent, totals."""
+
+    sense: str
+    bound: float | None = None
+    best: np.ndarray | None = None
+    best_objective: float | None = None
+    cuts: int = 0
+    rounds: int = 0
+    handoff_time: float = 0.0
+    solve_time: float = 0.0
+    nodes: int | None = None
+
+    def count(self, outcome: SolverOutcome) -> None:
+        self.rounds += 1
+        self.handoff_time += outcome.handoff_time
+        self.solve_time += outcome.solve_time
+        self.bound = _tighter(self.bound, outcome.bound, self.sense)
+        if outcome.nodes is not None:
+            self.nodes = (self.nodes or 0) + outcome.nodes
+
+    def offer(self, values: np.ndarray, objective: float) -> None:
+        """Keep ``values`` if no worse than the best so far (a tie goes to the later round)."""
+        worse = self.best_objective is not None and (
+            objective < self.best_objective if self.sense == "maximize" else objective > self.best_objective)
+        if not worse:
+            self.best, self.best_objective = values, objective
+
+
+def _result(loop: _Loop, last: SolverOutcome, violated: dict | None, master, solver: str,
+            options: SolverOptions, seconds: float) -> SolverOutcome:
+    """The loop's outcome: the best repaired incumbent (loaded into the instance), the loop's
+    best bound and totals; "optimal" only when the last master is optimal and cut-free and the
+    loop's bound meets its objective."""
+    totals = dict(bound=loop.bound, handoff_time=loop.handoff_time, solve_time=loop.solve_time, nodes=loop.nodes)
+    if loop.best is None or (not last.has_solution and last.termination != "time_limit"):
+        return dataclasses.replace(last, **totals)
+    _load(master.columns, loop.best)
+    proven = last.has_solution and not violated and last.termination == "optimal"
+    termination = "optimal" if proven else ("time_limit" if violated or not last.has_solution else last.termination)
+    termination = verified_termination(solver, termination, loop.best_objective, loop.bound, options, seconds)
+    return dataclasses.replace(last, **totals, termination=termination, has_solution=True,
+                               objective=loop.best_objective)
+
+
+def _values(columns: list) -> np.ndarray:
+    """The values the variables ``columns`` hold (NaN where none)."""
+    return np.array([np.nan if v.value is None else v.value for v in columns], dtype=float)
+
+
+def _load(columns: list, values: np.ndarray) -> None:
+    for var, value in zip(columns, values):
+        var.set_value(None if np.isnan(value) else float(value), skip_validation=True)
 
 
 def _remember(violated: dict, seen: dict) -> None:
@@ -112,12 +242,3 @@ def _tighter(old: float | None, new: float | None, sense: str) -> float | None:
     if old is None or new is None:
         return new if old is None else old
     return min(old, new) if sense == "maximize" else max(old, new)
-
-
-def _with(outcome: SolverOutcome, bound, handoff_time: float, solve_time: float,
-          termination: str | None = None, objective: float | None = None) -> SolverOutcome:
-    """The last round's outcome with the loop's totals, best bound and final objective."""
-    return dataclasses.replace(
-        outcome, bound=bound, handoff_time=handoff_time, solve_time=solve_time,
-        termination=termination or outcome.termination,
-        objective=outcome.objective if objective is None else objective)

@@ -150,8 +150,12 @@ class CategoricalTreeClassifier(_SolvedClassifier):
     Non-numeric columns and the columns named in ``categorical`` are categorical; numeric
     columns are cut into ``bins`` quantile bins, kept ordered unless ``numeric="categorical"``.
     ``rate`` ("sensitivity" or "specificity") with ``min_rate`` maximises one training rate
-    subject to a minimum of the other. ``improvements`` overrides the paper's switches, e.g.
-    ``{"anchors": "off"}``. Fitted attributes as for :class:`OptimalTreeClassifier`.
+    subject to a minimum of the other. ``improvements`` passes further model options: the
+    paper's switches (``{"anchors": "off"}``), one of its named configurations
+    (``{"configuration": "no-relax"}``: ``"all"``, ``"nothing"``, ``"no-anchor"``,
+    ``"no-relax"``, ``"no-strength"``), ``max_card_ordinal``, and ``min_groups`` and
+    ``selection_share`` of ``feature_selection="cart"``. Fitted attributes as for
+    :class:`OptimalTreeClassifier`.
     """
 
     def __init__(self, topology: Any = "depth-2", solver: str | None = None,

@@ -585,3 +585,63 @@ def test_branch_and_bound_nodes_are_reported():
     result = solve(random_case(6))
     nodes = result.steps["milp"]["nodes"]
     assert isinstance(nodes, int) and nodes >= 0
+
+
+# --------------------------------------------------------------------------- §5.1's named configurations
+PAPER_CONFIGURATIONS = {  # §5.1: which of anchoring, relaxation and strengthening each one applies
+    "nothing": (), "no-anchor": ("relax", "strength"), "no-relax": ("anchor", "strength"),
+    "no-strength": ("anchor", "relax"), "all": ("anchor", "relax", "strength")}
+
+
+@pytest.mark.parametrize("name,applied", PAPER_CONFIGURATIONS.items())
+def test_named_configuration_sets_the_paper_switches(name, applied):
+    defaults = {option: allowed[0] for option, allowed in categorical.CHOICES.items()}
+    switch = categorical.configured({**defaults, "configuration": name})
+    assert switch["anchors"] == ("on" if "anchor" in applied else "off")
+    assert switch["integrality"] == ("relaxed" if "relax" in applied else "full")
+    assert switch["inequalities"] == ("strong" if "strength" in applied else "weak")
+    assert switch["projection"] == "on"
+
+
+def test_named_configurations_reach_the_oracle_optimum(solver):
+    instance = random_case(3)
+    optimum = oracle(instance)
+    for name in PAPER_CONFIGURATIONS:
+        assert solve(instance, solver=solver, configuration=name).objective == optimum, name
+
+
+@pytest.mark.parametrize("options", [{"configuration": "nothing", "anchors": "w"},
+                                     {"configuration": "all", "inequalities": "weak"},
+                                     {"configuration": "no-relax", "projection": "off"}])
+def test_switch_contradicting_the_named_configuration_is_a_one_line_error(options):
+    with pytest.raises(ConfigError, match="contradicts") as error:
+        odtk.solve("categorical", random_case(0).dataset, skeleton="depth-2", positive_class=POS, **options)
+    assert "\n" not in str(error.value)
+
+
+def test_switch_agreeing_with_the_named_configuration_is_accepted():
+    instance = random_case(0)
+    assert solve(instance, configuration="no-strength", inequalities="weak").objective == oracle(instance)
+
+
+# --------------------------------------------------------------------------- examples/categorical_paper.py
+def test_paper_script_prints_the_paper_value_beside_odtk(monkeypatch, capsys):
+    """A small run of the paper script: every row of Tables 2, 8 and 14 carries the value
+    transcribed from the paper next to odtk's measured one."""
+    examples = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+    monkeypatch.syspath_prepend(examples)
+    import categorical_paper as script
+
+    script.main(["--tables", "2", "8", "14", "--datasets", "bc", "--topologies", "depth-2",
+                 "--time-limit", "1", "--betas", "1"])
+    lines = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("odtk:")]
+    assert "1 s per solve" in lines[0] and lines[1].split()[-2:] == ["paper", "odtk"]
+    expected = [(2, paper) for paper in script.TABLE2["bc"].split()] + [
+        (8, script.TABLE8["bc"][0]), (8, script.TABLE8["bc"][4]), *((14, value) for value in script.TABLE14[1.0][:2])]
+    measured = r"(\*|\d+(\.\d)?)/(\d+|-)|\d+\.\d \(\d+\.\d\)|\d+\.\d/\d+\.\d|\*"  # *: no tree in 1 s
+    rows = lines[2:-1]
+    assert len(rows) == len(expected)
+    for line, (table, paper) in zip(rows, expected):
+        assert line.split()[0] == str(table) and "bc" in line
+        head, _, odtk_value = line.partition(paper)
+        assert head and re.fullmatch(measured, odtk_value.strip()), line

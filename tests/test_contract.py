@@ -29,8 +29,10 @@ def test_every_constraint_cites_its_equation(key):
     constraints = list(model.component_objects(pyo.Constraint))
     assert constraints
     for component in [*constraints, *model.component_objects(pyo.Objective)]:
-        # an equation number, or the paper's section for constraints it states in words
-        assert re.match(r"\((\d+(\.\d+)?[a-z]?|§\d+(\.\d+)?)\) ", component.doc or ""), component.name
+        # an equation number (or range), or the paper's section for constraints it states in words,
+        # or "odtk" for a constraint of odtk's own; a note may follow a comma: "(1.2–1.3, with p)"
+        assert re.match(r"\((\d+(\.\d+)?[a-z]?(–\d+(\.\d+)?)?|§\d+(\.\d+)?|§[A-Z][a-z]+|odtk)(, [^)]+)?\) ",
+                        component.doc or ""), component.name
     for component in model.component_objects((pyo.Var, pyo.Set, pyo.Param)):
         assert component.doc, component.name
 

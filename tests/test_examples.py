@@ -29,16 +29,46 @@ def share(cell: str) -> float:
     return value
 
 
-def test_flowoct_paper() -> None:
-    rows = run_script("flowoct_paper.py", "--datasets", "flowoct/monk1", "--depths", "2",
-                      "--lambdas", "0", "0.5", "--time-limit", "10")
-    assert [row["method"] for row in rows] == ["FlowOCT", "CART"]
-    flowoct, cart = rows
-    assert flowoct["dataset"] == "flowoct/monk1" and flowoct["depth"] == "2"
-    assert float(flowoct["lambda"]) in (0.0, 0.5) and flowoct["status"] == "optimal"
-    for cell in (flowoct["val_acc"], flowoct["test_acc"], flowoct["paper_acc"], cart["test_acc"]):
-        share(cell)
-    assert cart["lambda"] == "-"
+def run_blocks(script: str, *args: str) -> dict[str, list[dict[str, str]]]:
+    """Run ``examples/<script>``; its tables (blocks of title, header, rows) by title's first words."""
+    done = subprocess.run([sys.executable, str(EXAMPLES / script), *args], capture_output=True,
+                          text=True, timeout=600, cwd=EXAMPLES.parent)
+    assert done.returncode == 0, done.stdout + done.stderr
+    tables = {}
+    for block in done.stdout.split("\n\n")[1:]:  # the first block: settings and sources
+        title, header, *rows = block.strip().splitlines()
+        cells = [row.split() for row in rows]
+        assert cells and all(len(row) == len(header.split()) for row in cells), block
+        tables[title.split(":")[0]] = [dict(zip(header.split(), row)) for row in cells]
+    return tables
+
+
+def test_flowoct_paper(tmp_path: Path) -> None:
+    args = ("--datasets", "monk3", "--rows", "16", "--lambdas", "0", "0.5", "--time-limit", "60",
+            "--db", str(tmp_path / "runs.sqlite"))
+    tables = run_blocks("flowoct_paper.py", *args)
+    assert list(tables) == ["Table 1", "Figure 3(a)", "Figure 3(b)", "Figure 3(c)", "Table 2"]
+    assert tables["Table 1"] == [{"dataset": "monk3", "odtk": "flowoct/monk3", "rows": "122", "paper_rows": "122",
+                                  "features": "15", "paper_features": "15", "classes": "2", "paper_classes": "2"}]
+    # exit status 0 and "yes": the four methods' proven optima agree at equal λ
+    for panel, methods in (("Figure 3(a)", ["OCT", "BinOCT", "FlowOCT", "Benders"]),
+                           ("Figure 3(b)", ["OCT", "FlowOCT", "Benders"])):
+        ours = [row for row in tables[panel] if row["source"] == "odtk"]
+        assert [row["method"] for row in ours] == methods
+        assert all(row["agree"] == "yes" and row["instances"] == "1" and int(row["solved"]) <= 1 for row in ours)
+    paper = {row["method"]: row for row in tables["Figure 3(a)"] if row["source"] == "paper"}
+    assert paper["BinOCT"]["solved"] == "79" and paper["Benders"]["t_ref_s"] == "140"
+    paper = {row["method"]: row for row in tables["Figure 3(b)"] if row["source"] == "paper"}
+    assert paper["OCT"]["solved"] == "666" and paper["Benders"]["t_ref_s"] == "70"
+    ours, logs = tables["Figure 3(c)"]
+    assert (ours["source"], ours["size"], logs["source"], logs["size"]) == ("odtk", "32", "logs", "240")
+    assert all(0 <= float(ours[m]) <= 100 for m in ("OCT", "BinOCT", "FlowOCT", "Benders"))
+    ours, paper, logs = tables["Table 2"]
+    assert [row["source"] for row in (ours, paper, logs)] == ["odtk", "Table2", "logs"]
+    for method in ("OCT", "BinOCT", "FlowOCT", "Benders"):
+        assert paper[method] == "92.3" and 0 <= float(ours[method]) <= 100  # monk3, depth 2
+    again = run_blocks("flowoct_paper.py", *args)  # every solve recorded: nothing runs again
+    assert again == tables
 
 
 def test_odd_paper() -> None:
@@ -69,18 +99,6 @@ def test_odd_fairness() -> None:
     assert all(math.isfinite(float(row["time_s"])) for row in rows)
 
 
-def test_flowoct_profiles() -> None:
-    rows = run_script("flowoct_profiles.py", "--datasets", "flowoct/monk3", "--depths", "2", "--rows", "30",
-                      "--marks", "1", "--time-limit", "10")
-    assert [row["method"] for row in rows] == ["FlowOCT", "BendersOCT", "OCT", "BinOCT"]
-    for row in rows:
-        assert row["instances"] == "1" and row["paper_n"] == "5"
-        assert int(row["in_1s"]) <= int(row["in_10s"]) <= int(row["optimal"]) <= 1
-        assert int(row["paper_1s"]) <= int(row["paper_10s"]) <= int(row["paper_opt"]) <= 5
-        assert row["agree"] == "yes"  # proven optima agree across the four formulations
-    assert rows[0]["optimal"] == "1"  # FlowOCT proves 30 rows at depth 2 in seconds
-
-
 def test_cp_paper() -> None:
     rows = run_script("cp_paper.py", "--datasets", "binary/zoo-1", "binary/hepatitis", "--depths", "2",
                       "--time-limit", "3")
@@ -103,21 +121,8 @@ def test_sat_paper() -> None:
     assert float(rows[0]["k"]) == float(rows[0]["paper_k"]) == 3  # DT_depth's k for iris is the paper's
 
 
-def test_categorical_paper() -> None:
-    rows = run_script("categorical_paper.py", "--datasets", "flowoct/monk1-categorical", "--time-limit", "30")
-    assert [row["method"] for row in rows] == ["combinatorial", "simple", "CART"]
-    combinatorial, simple, cart = rows
-    for row in rows:
-        share(row["train_acc"])
-        share(row["test_acc"])
-        assert row["paper_acc"] == "-"
-    assert combinatorial["status"] == simple["status"] == "optimal"
-    # subset tests include the one-value tests of the simple trees and of CART's depth-2 tree on one-hot data
-    assert float(combinatorial["train_acc"]) >= max(float(simple["train_acc"]), float(cart["train_acc"]))
-
-
-@pytest.mark.parametrize("script", ["flowoct_paper.py", "odd_paper.py", "odd_fairness.py", "flowoct_profiles.py",
-                                    "cp_paper.py", "sat_paper.py", "categorical_paper.py"])
+@pytest.mark.parametrize("script", ["flowoct_paper.py", "odd_paper.py", "odd_fairness.py", "cp_paper.py",
+                                    "sat_paper.py", "categorical_paper.py"])
 def test_help(script: str) -> None:
     done = subprocess.run([sys.executable, str(EXAMPLES / script), "--help"], capture_output=True, text=True,
                           timeout=600)

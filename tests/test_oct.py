@@ -78,17 +78,57 @@ def test_equals_flowoct_on_a_bundled_slice():
     assert ours.objective == pytest.approx(theirs.objective, abs=1e-6)
 
 
-def test_nodes_below_a_non_splitting_node_collapse():
+@pytest.mark.parametrize("seed,n,p,k,depth,lam", RANDOM)
+def test_both_branching_forms_reach_the_exhaustive_optimum(solver, seed, n, p, k, depth, lam):
+    """(24.8)–(24.9) and Aghaei et al.'s per-feature (3) admit the same trees: same proven optimum."""
+    X, y = _random(seed, n, p, k)
+    best = best_objective(X, y, k, depth, lam)
+    for branching in oct.CHOICES["branching"]:
+        instance, outcome = _solve(oct, X, y, k, depth, solver, lam=lam, branching=branching)
+        assert outcome.termination == "optimal", branching
+        assert outcome.objective == pytest.approx(best, abs=1e-6), branching
+        _, decoded = _decoded_objective(instance, X, y, k, depth, lam)
+        assert decoded == pytest.approx(outcome.objective, abs=1e-6), branching
+
+
+@pytest.mark.parametrize("solver", ["highs", "cbc"])
+def test_disaggregated_equals_flowoct_on_a_bundled_slice(solver):
+    X, y, n_classes = _slice("flowoct/monk2", 36, 7)
+    for lam in (0.0, 0.2):
+        _, ours = _solve(oct, X, y, n_classes, 2, solver, lam=lam, branching="disaggregated")
+        _, theirs = _solve(flowoct, X, y, n_classes, 2, solver, lam=lam)
+        assert ours.termination == theirs.termination == "optimal"
+        assert ours.objective == pytest.approx(theirs.objective, abs=1e-6)
+
+
+def test_disaggregated_rows_follow_constraint_3():
+    X, y = _random(4, 9, 4, 2)
+    instance = oct.build_model().create_instance(
+        oct.make_data(X, y, tree_skeleton(2), 2, branching="disaggregated"))
+    ones = X.sum(axis=1)
+    left_pairs, right_pairs = len(instance.AL), len(instance.AR)  # 4 each at depth 2
+    assert len(instance.route_left) == len(instance.route_right) == 0
+    assert len(instance.left_feature) == left_pairs * ones.sum()  # one row per feature with x_ij = 1
+    assert len(instance.right_feature) == right_pairs * (X.shape[1] - ones).sum()
+    assert len(instance.left_split) == len(X) * left_pairs
+    for i, t, a, j in instance.left_feature:
+        assert X[i, j] == 1 and (t, a) in instance.AL
+    with pytest.raises(ValueError, match="branching"):
+        oct.make_data(X, y, tree_skeleton(1), 2, branching="other")
+
+
+@pytest.mark.parametrize("branching", ["aggregated", "disaggregated"])
+def test_nodes_below_a_non_splitting_node_collapse(branching):
     X, _ = _random(3, 12, 3, 2)
     y = np.where(X[:, 1] == 1, 1, 0)  # one split on feature 1 classifies everything
-    instance, outcome = _solve(oct, X, y, 2, 2, lam=0.1)
+    instance, outcome = _solve(oct, X, y, 2, 2, lam=0.1, branching=branching)
     graph = oct.decode(instance)
     assert outcome.objective == pytest.approx(0.9 * 12 - 0.1)
     assert dict(graph.nodes(data=True)) == {1: {"feature": 1}, 2: {"label": 0}, 3: {"label": 1}}
     assert graph.edges[1, 2]["outcome"] is False and graph.edges[1, 3]["outcome"] is True
 
     single = np.zeros(12, dtype=int)  # one class only: no split pays for itself
-    instance, outcome = _solve(oct, X, single + 1, 2, 2, lam=0.1)
+    instance, outcome = _solve(oct, X, single + 1, 2, 2, lam=0.1, branching=branching)
     assert dict(oct.decode(instance).nodes(data=True)) == {1: {"label": 1}}
     assert outcome.objective == pytest.approx(0.9 * 12)
 
@@ -126,6 +166,7 @@ def test_module_contract():
     for name, (low, high, default) in oct.HYPERPARAMETERS.items():
         assert default is None or low <= default <= high, name
     assert not set(oct.HYPERPARAMETERS) & set(oct.CHOICES)
+    assert oct.CHOICES["branching"][0] == "aggregated"  # the default keeps the stronger rows
     model = oct.build_model()
     for component in [*model.component_objects(pyo.Constraint), *model.component_objects(pyo.Objective)]:
         assert re.match(r"\(\d+(\.\d+)?[a-z]?\) ", component.doc or ""), component.name
@@ -218,11 +259,12 @@ def test_warm_start_loads_feasible_trees(seed, n, p, k, depth, lam):
              **{f"hand{i}": _majority_labels(t, X, y, k) for i, t in enumerate(_hand_made(depth, p))},
              **{f"random{i}": _majority_labels(_random_tree(rng, depth, p, k), X, y, k) for i in range(4)}}
     for name, graph in trees.items():
-        instance = _instance(X, y, k, depth, lam=lam)
-        oct.warm_start(instance, graph, X)
-        value = _assert_loaded(instance, graph, X, y, k, depth, lam)
-        if name == "decoded":  # round trip
-            assert value == pytest.approx(cold.objective, abs=1e-6)
+        for branching in oct.CHOICES["branching"]:
+            instance = _instance(X, y, k, depth, lam=lam, branching=branching)
+            oct.warm_start(instance, graph, X)
+            value = _assert_loaded(instance, graph, X, y, k, depth, lam)
+            if name == "decoded":  # round trip
+                assert value == pytest.approx(cold.objective, abs=1e-6)
     instance = _instance(X, y, k, depth, lam=lam)
     oct.warm_start(instance, cart, X)
     warm = solve_instance(instance, "highs", SolverOptions(time_limit=60), warm_start=True)

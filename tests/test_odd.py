@@ -88,6 +88,20 @@ def test_deeper_narrow_diagram_is_never_worse_than_the_shallower_tree(data, exac
         assert diagram.objective == pytest.approx(0, abs=1e-9) and tree.objective > 0.2
 
 
+@pytest.mark.parametrize("alpha", [0.0, 0.3])
+def test_tree_sibling_order_keeps_the_optimum(alpha):
+    X, y = _binary(3, n=12, p=3)  # optima with a lone internal child exist at both α
+    instance, ordered = _solve(X, y, "1-2", univariate=True, tree=True, alpha=alpha)
+    assert list(instance.SIBLINGS) == [(1, 2)]
+    assert pyo.value(instance.d[2]) <= pyo.value(instance.d[1]) + 1e-6
+    free = _instance(X, y, "1-2", univariate=True, tree=True, alpha=alpha)
+    free.sibling_order.deactivate()
+    unordered = solve_instance(free, "highs", SolverOptions(time_limit=60))
+    assert ordered.termination == unordered.termination == "optimal"
+    assert ordered.objective == pytest.approx(unordered.objective, abs=1e-6)
+    assert sorted(_instance(X, y, "1-2-4", tree=True).SIBLINGS) == [(1, 2), (3, 4), (5, 6)]
+
+
 def test_tree_mode_needs_a_doubling_skeleton():
     X, y = _binary(0)
     with pytest.raises(ValueError, match="doubles"):
@@ -157,6 +171,53 @@ def test_binding_fairness_holds_on_the_training_data(fairness):
     assert low >= 0.9 * high - 1e-9
 
 
+def _groups_3_and_9() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """12 rows on a line, subgroup g₁ of 3 (1 positive) and g₂ of 9 (6 positives).
+
+    Rates: g₁'s 1/3 is below 0.8 × g₂'s 2/3; moving the threshold past g₁'s top negative
+    fixes it at one error. Counts: (19) caps g₂'s predicted positives at g₁'s / 0.8 ≤ 3.
+    """
+    order = "B- B- B- A- A- B+ B+ B+ B+ B+ A+ B+".split()
+    X = (np.arange(12) / 11)[:, None]
+    y = np.array([tag[1] == "+" for tag in order], dtype=int)
+    return X, y, np.array([tag[0] == "A" for tag in order], dtype=int)
+
+
+def _fewest_errors(y: np.ndarray, members: np.ndarray, xi: float, form: str) -> int:
+    """Brute force over all 2^n labelings: the fewest errors of one meeting (19) in ``form``
+    (a lower bound for any diagram; demographic parity, subgroups as n × 2 memberships)."""
+    labels = np.array(np.meshgrid(*[[0, 1]] * len(y), indexing="ij")).reshape(len(y), -1).T
+    positives = [labels[:, members[:, g]].sum(axis=1) for g in (0, 1)]
+    sizes = members.sum(axis=0)
+    if form == "counts":
+        fair = positives[0] >= xi * positives[1] - 1e-9
+    else:
+        fair = ((sizes[1] * positives[0] >= xi * sizes[0] * positives[1] - 1e-9)
+                & (sizes[0] * positives[1] >= xi * sizes[1] * positives[0] - 1e-9))
+    return int((labels != y)[fair].sum(axis=1).min())
+
+
+@pytest.mark.parametrize("form, value", [("rates", 1 / 12), ("counts", 5 / 12)])
+def test_fairness_counts_as_in_the_paper_or_rates_match_brute_force(solver, form, value):
+    X, y, group = _groups_3_and_9()
+    members = np.column_stack([group == 1, group == 0])
+    instance, outcome = _solve(X, y, "1-2", solver=solver, fairness="demographic_parity",
+                               fairness_form=form, xi=0.8, group=group)
+    assert outcome.termination == "optimal"
+    assert outcome.objective == pytest.approx(_fewest_errors(y, members, 0.8, form) / 12, abs=1e-9)
+    assert outcome.objective == pytest.approx(value, abs=1e-9)
+    predicted = _predict(odd.decode(instance), X)
+    assert _fewest_errors(predicted, members, 0.8, form) == 0  # the diagram itself is fair
+
+
+def test_counts_fairness_takes_overlapping_subgroups():
+    X, y, group = _groups_3_and_9()
+    members = np.column_stack([group == 1, np.ones(len(y), bool)])  # g₁ ⊂ g₂ = everyone
+    _, outcome = _solve(X, y, "1-2", fairness="demographic_parity", fairness_form="counts",
+                        xi=0.8, group=members.astype(int))
+    assert outcome.objective == pytest.approx(_fewest_errors(y, members, 0.8, "counts") / 12, abs=1e-9)
+
+
 def test_fairness_needs_binary_classes_and_groups():
     X, y = _scaled(0)
     with pytest.raises(ValueError, match="two classes"):
@@ -187,6 +248,18 @@ def test_binding_stability_keeps_enough_samples_at_every_node():
     assert min(_internal_counts(odd.decode(instance), X).values()) >= 6
 
 
+def test_stability_as_a_share_of_n_binds_like_the_count_it_rounds_up_to():
+    X, y = _checkerboard()
+    instance, share = _solve(X, y, "1-2", univariate=True, min_share=0.4)  # S = 5.6
+    assert pyo.value(instance.min_samples) == pytest.approx(0.4 * len(y))
+    _, count = _solve(X, y, "1-2", univariate=True, min_samples=6)
+    _, free = _solve(X, y, "1-2", univariate=True)
+    assert share.objective == pytest.approx(count.objective) and share.objective > free.objective + 1e-6
+    assert min(_internal_counts(odd.decode(instance), X).values()) >= 6
+    with pytest.raises(ValueError, match="once"):
+        odd.make_data(X, y, diagram_skeleton("1-2"), 2, min_samples=6, min_share=0.4)
+
+
 def test_binding_parsimony_caps_the_active_nodes():
     X, y = _checkerboard()
     free, _ = _solve(X, y, "1-2", univariate=True)
@@ -202,12 +275,53 @@ def test_more_samples_per_node_than_samples_is_infeasible(solver):
     assert outcome.termination == "infeasible" and not outcome.has_solution
 
 
-def test_big_m_values_follow_from_the_bounds():
+@pytest.mark.parametrize("hyper, reach", [
+    ({}, 1.25),  # box: max |a·x| = ‖x‖₁
+    ({"domain": "l1"}, 1.0),  # ‖a‖₁ ≤ 1: ‖x‖_∞
+    ({"univariate": True}, 1.0),  # one feature: ‖x‖_∞
+], ids=["box", "l1", "box-univariate"])
+def test_big_m_values_follow_from_the_bounds(hyper, reach):
     X, y = _scaled(12)
     X[0], X[1] = [0.0, 0.0], [1.0, 0.25]
-    instance = _instance(X, y, "1-2", epsilon=1e-3)
-    assert [pyo.value(instance.big_m_neg[i]) for i in (0, 1)] == pytest.approx([1.001, 2.001])
-    assert [pyo.value(instance.big_m_pos[i]) for i in (0, 1)] == pytest.approx([1.0, 2.0])
+    instance = _instance(X, y, "1-2", epsilon=1e-3, **hyper)
+    assert [pyo.value(instance.big_m_neg[i]) for i in (0, 1)] == pytest.approx([1.001, reach + 1.001])
+    assert [pyo.value(instance.big_m_pos[i]) for i in (0, 1)] == pytest.approx([1.0, reach + 1.0])
+
+
+def _close_pair() -> tuple[np.ndarray, np.ndarray]:
+    """Two opposite-class rows 6e-5 apart per feature: a = (1, 1) separates them by 1.2e-4 ≥ ε,
+    but no ‖a‖₁ ≤ 1 does (at most 6e-5 < ε)."""
+    X = np.array([[0.0, 0.0], [0.3, 0.3], [0.30006, 0.30006], [1.0, 1.0]])
+    return X, np.array([0, 0, 1, 1])
+
+
+@pytest.mark.parametrize("domain, errors", [("box", 0), ("l1", 1)])
+def test_the_box_domain_separates_closer_rows_than_the_l1_ball(solver, domain, errors):
+    X, y = _close_pair()
+    assert odd.HYPERPARAMETERS["epsilon"][2] == 1e-4  # the default ε the instance is built for
+    instance, outcome = _solve(X, y, "1-2", solver=solver, domain=domain)
+    assert outcome.termination == "optimal"
+    assert outcome.objective == pytest.approx(errors / len(y), abs=1e-9)
+    graph = odd.decode(instance)
+    assert np.sum(_predict(graph, X) != y) == errors
+    _route_matches_flows(instance, graph, X)
+    norms = [np.abs(a["weights"]).sum() for _, a in graph.nodes(data=True) if "weights" in a]
+    assert max(norms) <= 1 + 1e-9 or domain == "box"
+
+
+def test_a_box_split_warm_starts_at_the_widest_margin():
+    X, y = _close_pair()
+    graph = nx.DiGraph()
+    graph.add_node("r", weights=[2.0, 2.0], threshold=1.20014, layer=0)
+    graph.add_node("no", label=0)
+    graph.add_node("yes", label=1)
+    graph.add_edges_from([("r", "no", {"outcome": False}), ("r", "yes", {"outcome": True})])
+    instance = _instance(X, y, "1")
+    odd.warm_start(instance, graph, X)  # scaled to a = (1, 1), b = 0.60012
+    assert_feasible(instance)
+    assert pyo.value(instance.objective) == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="less than ε"):
+        odd.warm_start(_instance(X, y, "1", domain="l1"), graph, X)
 
 
 # --------------------------------------------------------------------------- warm start

@@ -26,7 +26,7 @@ from odtk.skeletons import diagram_skeleton, parse_widths
 from test_flowoct import _slice
 from test_heuristics import _load
 from feasibility import assert_feasible
-from test_odd import _checkerboard, _fair_data, _parity, _rates, _scaled
+from test_odd import _checkerboard, _fair_data, _fewest_errors, _groups_3_and_9, _parity, _rates, _scaled
 
 FAST = {"time_limit": 60, "heuristic_time": 0.3}  # a safety net, and a short heuristic step
 
@@ -265,6 +265,19 @@ def test_fairness_through_a_groups_column_binds_and_holds(fairness):
     assert fair.hyperparameters["fairness"] == fairness and fair.hyperparameters["xi"] == 0.8
 
 
+@pytest.mark.parametrize("groups", ["a", ["a", "b"]], ids=["one-column", "two-subgroup-columns"])
+def test_paper_count_fairness_through_groups(groups):
+    X, y, group = _groups_3_and_9()
+    frame = pd.DataFrame({"x0": X[:, 0], "a": group, "b": 1 - group, "y": y})
+    fair = odtk.solve("odd", frame, target="y", alpha=0.0, fairness="demographic_parity",
+                      fairness_form="counts", xi=0.8, groups=groups, skeleton="1-2", strategy="milp",
+                      **FAST)
+    members = np.column_stack([group == 1, group == 0])
+    assert fair.termination == "optimal" and fair.hyperparameters["fairness_form"] == "counts"
+    assert fair.objective == pytest.approx(_fewest_errors(y, members, 0.8, "counts") / len(y), abs=1e-9)
+    assert _fewest_errors(_predicted(fair, frame), members, 0.8, "counts") == 0
+
+
 def _checkerboard_frame() -> pd.DataFrame:
     X, y = _checkerboard()
     return pd.DataFrame(X, columns=["x0", "x1"]).assign(y=y)
@@ -315,6 +328,11 @@ def test_more_samples_per_node_than_samples_is_a_one_line_solve_error(strategy):
     ("odd", {"fairness": "demographic_parity", "xi": 0.8, "groups": "g", "strategy": "heuristic"},
      ConfigError, "fairness"),
     ("odd", {"min_samples": 0}, ConfigError, "min_samples"),
+    ("odd", {"fairness": "demographic_parity", "xi": 0.8, "groups": ["g", "x0"]}, DataError, "0/1"),
+    ("odd", {"fairness_form": "ratio"}, ConfigError, "fairness_form must be one of"),
+    ("odd", {"domain": "l2"}, ConfigError, "domain must be one of"),
+    ("odd", {"min_samples": 3, "min_share": 0.2}, ConfigError, "once"),
+    ("odd", {"min_share": 0.2, "strategy": "heuristic"}, ConfigError, "min_share"),
 ])
 def test_bad_side_constraints_are_typed_one_line_errors(model, options, error, words):
     frame, *_ = _fair_frame()

@@ -84,7 +84,7 @@ SPLIT_20_20 = ["--model", "odd", "--dataset", "flowoct/monk1", "--skeleton", "1-
 # Gurobi and CPLEX find a first point of any model their free licences take within milliseconds:
 # only a zero time limit stops them before their first heuristic
 NO_INCUMBENT = {"highs": (SPLIT_20_20, "0.01"), "cbc": (SPLIT_20_20, "0.01"),
-                "gurobi": (LONG, "0"), "cplex": (LONG, "0")}
+                "gurobi": (LONG, "0"), "cplex": (LONG, "0"), "scip": (LONG, "0")}
 OVER_LICENCE = ["--model", "flowoct", "--dataset", "flowoct/monk1", "--depth", "2"]  # 1802 variables
 
 needs_cbc = pytest.mark.skipif(not solver_status("cbc").available,
@@ -373,7 +373,8 @@ def test_infeasible_side_constraints(case, solver, out, tmp_path):
 # --------------------------------------------------------------------------- 6. Ctrl-C
 # printed (--log) once the solve runs with its Ctrl-C handling in place: HiGHS's "MIP has" comes
 # from its run, after odtk's SIGINT handler is set (its banner comes before)
-READY = {"highs": "MIP has", "gurobi": "Optimize a model", "cplex": "Version identifier"}
+READY = {"highs": "MIP has", "gurobi": "Optimize a model", "cplex": "Version identifier",
+         "scip": "presolving:"}
 
 # ``python -m odtk ARGS`` that also writes, to the file named before ARGS, how each solve ended:
 # the termination the solver's backend returned, or the exception that ended it

@@ -9,9 +9,9 @@ from odtk.solvers import (SolverOptions, get_spec, load_registry, registry, solv
                           solver_status)
 
 
-def test_bundled_registry_names_the_four_milp_and_three_sat_solvers():
+def test_bundled_registry_names_the_five_milp_and_three_sat_solvers():
     kinds = {name: spec.kind for name, spec in registry().items()}
-    assert kinds == {"highs": "milp", "cbc": "milp", "gurobi": "milp", "cplex": "milp",
+    assert kinds == {"highs": "milp", "cbc": "milp", "gurobi": "milp", "cplex": "milp", "scip": "milp",
                      "minisat22": "sat", "glucose4": "sat", "cadical153": "sat"}
     assert get_spec("cbc").options["time_limit"] == "sec"
     assert get_spec("gurobi").size_limit == {"variables": 2000, "constraints": 2000}

@@ -85,6 +85,8 @@ def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
             (cutoffs.lowercutoff if form.maximize else cutoffs.uppercutoff).set(form.cutoff)
         if form.lazy:
             problem.register_callback(_cplex_lazy_callback(cplex)).separate = form.lazy
+        if form.user_cuts:
+            problem.register_callback(_cplex_user_cut_callback(cplex)).separate = form.user_cuts
         handoff = time.perf_counter() - start
         try:
             problem.solve()
@@ -109,6 +111,21 @@ def _cplex_lazy_callback(cplex_module) -> type:
                          sense="L", rhs=rhs)
 
     return LazyCuts
+
+
+def _cplex_user_cut_callback(cplex_module) -> type:
+    """CPLEX user-cut callback class adding, at every node's relaxation, the rows its
+    ``separate`` returns."""
+
+    class UserCuts(cplex_module.callbacks.UserCutCallback):
+        separate: Callable[[np.ndarray], list[LazyRow]]
+
+        def __call__(self) -> None:
+            for indices, coefficients, rhs in self.separate(np.asarray(self.get_values())):
+                self.add(cut=cplex_module.SparsePair(indices.tolist(), coefficients.tolist()),
+                         sense="L", rhs=rhs)
+
+    return UserCuts
 
 
 def _cplex_outcome(problem, form: StandardForm, handoff: float) -> dict:

@@ -52,9 +52,11 @@ def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
             x.Start = np.where(np.isnan(form.start), gp.GRB.UNDEFINED, form.start)
         if form.cutoff is not None:
             model.Params.Cutoff = form.cutoff
-        callback = _gurobi_lazy_callback(form, x.tolist()) if form.lazy else None
-        if callback:
+        callback = _gurobi_callback(form, x.tolist()) if (form.lazy or form.user_cuts) else None
+        if form.lazy:
             model.Params.LazyConstraints = 1
+        if form.user_cuts:
+            model.Params.PreCrush = 1  # cuts on the original model's variables
         handoff = time.perf_counter() - start
         try:
             model.optimize(callback)
@@ -76,17 +78,23 @@ def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
                     nodes=int(model.NodeCount) if model.IsMIP else None)
 
 
-def _gurobi_lazy_callback(form: StandardForm, columns: list) -> Callable:
-    """Gurobi callback adding ``form.lazy``'s violated rows at every new incumbent (MIPSOL)."""
+def _gurobi_callback(form: StandardForm, columns: list) -> Callable:
+    """Gurobi callback adding ``form.lazy``'s violated rows at every new incumbent (MIPSOL) and
+    ``form.user_cuts``'s at every node whose relaxation is solved to optimality (MIPNODE)."""
     import gurobipy as gp
 
+    def row(indices: np.ndarray, coefficients: np.ndarray, rhs: float):
+        return gp.LinExpr(coefficients.tolist(), [columns[j] for j in indices]) <= rhs
+
     def callback(model, where) -> None:
-        if where != gp.GRB.Callback.MIPSOL:
-            return
         try:
-            values = np.asarray(model.cbGetSolution(columns))
-            for indices, coefficients, rhs in form.lazy(values):
-                model.cbLazy(gp.LinExpr(coefficients.tolist(), [columns[j] for j in indices]) <= rhs)
+            if where == gp.GRB.Callback.MIPSOL and form.lazy:
+                for cut in form.lazy(np.asarray(model.cbGetSolution(columns))):
+                    model.cbLazy(row(*cut))
+            elif (where == gp.GRB.Callback.MIPNODE and form.user_cuts
+                  and model.cbGet(gp.GRB.Callback.MIPNODE_STATUS) == gp.GRB.OPTIMAL):
+                for cut in form.user_cuts(np.asarray(model.cbGetNodeRel(columns))):
+                    model.cbCut(row(*cut))
         except Exception as exc:  # gurobipy swallows callback errors: stop and re-raise after
             callback.error = exc
             model.terminate()

@@ -8,7 +8,8 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
 
 import numpy as np
 
@@ -17,7 +18,22 @@ from odtk.solvers.registry import SolverSpec
 from odtk.solvers.standard_form import StandardForm
 
 BACKEND = "highspy"
+KEEPS_GROWING_MODEL = True  # one HiGHS model serves every solve of a GrowingForm
 log = logging.getLogger(__name__)
+
+
+@dataclass(eq=False)
+class GrowingForm(StandardForm):
+    """A standard form whose rows only grow between solves (a cut loop, rows added by
+    ``standard_form.append_rows``). HiGHS keeps one model for it (``highs``) and adds the rows
+    appended since its last solve instead of building the model again; other backends read the
+    whole form at each solve."""
+
+    highs: Any = field(default=None, repr=False)
+
+    @classmethod
+    def of(cls, form: StandardForm) -> GrowingForm:
+        return cls(**{f.name: getattr(form, f.name) for f in fields(StandardForm)})
 
 
 def highs_lp(form: StandardForm, minimize_only: bool = False):
@@ -98,17 +114,16 @@ def _run_highs(form: StandardForm, spec: SolverSpec, options: SolverOptions,
     import highspy
 
     start = time.perf_counter()
-    highs = new_highs(options.log)
+    highs = _highs_model(form, options.log)
     for key, value in options.native(spec).items():
         highs.setOptionValue(key, bool(value) if key == "output_flag" else value)
-    highs.passModel(highs_lp(form))
     if mip_start is not None:
         known = np.flatnonzero(~np.isnan(mip_start)).astype(np.int32)
         highs.setSolution(len(known), known, mip_start[known])
+    else:
+        highs.clearSolver()  # a kept model would start from its last solution
     if form.cutoff is not None:
         highs.setOptionValue("objective_bound", form.cutoff if not form.maximize else -form.cutoff)
-    if form.on_solution is not None:
-        highs.cbMipSolution.subscribe(lambda event: form.on_solution(np.array(event.data_out.mip_solution)))
     handoff = time.perf_counter() - start
     _run_interruptibly(highs)
     status = highs.getModelStatus()
@@ -130,6 +145,25 @@ def _run_highs(form: StandardForm, spec: SolverSpec, options: SolverOptions,
                 start_returned=start_returned)
 
 
+def _highs_model(form: StandardForm, log: bool):
+    """A new HiGHS model of ``form``; for a :class:`GrowingForm`, its kept model with the rows
+    appended since the last solve added."""
+    highs = getattr(form, "highs", None)
+    if highs is None:
+        highs = new_highs(log)
+        highs.passModel(highs_lp(form))
+        if form.on_solution is not None:  # read at each call: a growing form's callback may change
+            highs.cbMipSolution.subscribe(lambda event: form.on_solution(np.array(event.data_out.mip_solution)))
+        if isinstance(form, GrowingForm):
+            form.highs = highs
+        return highs
+    new = form.A[highs.getNumRow():].tocsr()
+    if new.shape[0]:
+        highs.addRows(new.shape[0], form.row_lower[-new.shape[0]:], form.row_upper[-new.shape[0]:],
+                      new.nnz, new.indptr[:-1], new.indices, new.data)
+    return highs
+
+
 def _run_interruptibly(highs) -> None:
     """``highs.run()``, which Ctrl-C stops: HiGHS runs no Python code, so SIGINT only marks the
     solve here, and HiGHS's interrupt callbacks (Python code in this thread) then stop it."""
@@ -143,10 +177,13 @@ def _run_interruptibly(highs) -> None:
         if pressed.is_set():
             event.interrupt()
 
-    for callback in (highs.cbSimplexInterrupt, highs.cbIpmInterrupt, highs.cbMipInterrupt):
+    callbacks = (highs.cbSimplexInterrupt, highs.cbIpmInterrupt, highs.cbMipInterrupt)
+    for callback in callbacks:
         callback.subscribe(interrupt)
     signal.signal(signal.SIGINT, lambda signum, frame: pressed.set())
     try:
         highs.run()
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        for callback in callbacks:  # a kept model runs again: no stale handlers
+            callback.unsubscribe(interrupt)

@@ -22,7 +22,7 @@ def solve(instance, form: StandardForm, spec: SolverSpec, options: SolverOptions
     kwargs = {"executable": cbc_binary(spec)} if spec.backend == "cbc" else {}
     solver = pyo.SolverFactory(spec.pyomo["oneshot"], **kwargs)
     for key, value in options.native(spec).items():
-        if key not in ("output_flag", "OutputFlag", "log", "mip.display"):
+        if key != spec.options.get("log"):  # the log is the interface's tee
             solver.options[key.replace(".", "_")] = value
     quiet = contextlib.nullcontext() if options.log else contextlib.redirect_stderr(io.StringIO())
     try:

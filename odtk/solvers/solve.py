@@ -1,6 +1,8 @@
 """``solve_instance``: a Pyomo instance to the chosen solver and its solution back."""
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import time
 from typing import Callable
 
@@ -9,9 +11,11 @@ import numpy as np
 from odtk.exceptions import ConfigError
 from odtk.solvers import pyomo_handoff
 from odtk.solvers.options import SolverOptions, SolverOutcome, verified_termination
-from odtk.solvers.registry import (available_solvers, backends, check_licence, get_spec, require_solver,
-                                   solver_status)
-from odtk.solvers.standard_form import FEASIBILITY_TOLERANCE, lazy_rows, load_values, model_violation, to_standard_form
+from odtk.solvers.registry import (SolverSpec, available_solvers, backends, check_licence, get_spec,
+                                   require_solver, solver_status)
+from odtk.solvers.root_cuts import root_cut_loop
+from odtk.solvers.standard_form import (FEASIBILITY_TOLERANCE, StandardForm, lazy_rows, load_values, model_violation,
+                                        to_standard_form)
 
 HANDOFFS = ("native", "pyomo")
 
@@ -19,7 +23,8 @@ HANDOFFS = ("native", "pyomo")
 def solve_instance(instance, solver: str, options: SolverOptions | None = None,
                    handoff: str = "native", warm_start: bool = False,
                    cutoff: float | None = None, lazy: Callable[[], list] | None = None,
-                   on_solution: Callable[[], None] | None = None) -> SolverOutcome:
+                   on_solution: Callable[[], None] | None = None,
+                   user_cuts: Callable[[], list] | None = None) -> SolverOutcome:
     """Solve a concrete Pyomo instance; the solution (if any) is loaded into its variables.
 
     ``warm_start`` passes the values the instance's variables hold now as a MIP start;
@@ -27,6 +32,10 @@ def solve_instance(instance, solver: str, options: SolverOptions | None = None,
     (solvers with lazy-constraint callbacks) is called at every incumbent, with the
     incumbent loaded into the instance, and returns the violated inequalities to add;
     ``on_solution`` (HiGHS) is called with every MIP solution found loaded into the instance.
+    ``user_cuts`` reads the (fractional) values loaded into the instance and returns violated
+    valid inequalities: solvers with the ``user_cuts`` capability add them at branch-and-bound
+    nodes through the native hand-off; otherwise a root cut loop (``root_cuts``) adds them to
+    the model before the solve.
     A solver stopped by Ctrl-C raises KeyboardInterrupt, as Python code does.
     """
     options = options or SolverOptions()
@@ -53,33 +62,89 @@ def solve_instance(instance, solver: str, options: SolverOptions | None = None,
         form.on_solution = loaded_then_called
     compile_time = time.perf_counter() - start
     check_licence(spec, form.size)
+    if handoff == "pyomo" and (warm_start or cutoff is not None):
+        raise ConfigError("Warm starts and cutoffs use the native hand-off; drop handoff='pyomo'.")
     start = time.perf_counter()
+    root_cuts: list = []  # Pyomo inequalities added by the root cut loop
+    backend_options = options
+    if user_cuts is not None:
+        in_tree = handoff == "native" and spec.capabilities["user_cuts"]
+        form.user_cuts = lazy_rows(form, user_cuts if in_tree else _recording(user_cuts, root_cuts))
+        if not in_tree:
+            deadline = None if options.time_limit is None else start + options.time_limit
+            root_cut_loop(form, deadline=deadline)
+            form.user_cuts = None  # the cuts found are rows of A now
+            check_licence(spec, form.size)
+            backend_options = _remaining(options, start)
     if handoff == "pyomo":
-        if warm_start or cutoff is not None:
-            raise ConfigError("Warm starts and cutoffs use the native hand-off; drop handoff='pyomo'.")
-        raw = pyomo_handoff.solve(instance, form, spec, options)
+        with _constraints_added(instance, root_cuts):
+            raw = pyomo_handoff.solve(instance, form, spec, backend_options)
     else:
-        raw = backends()[spec.backend].solve(form, spec, options)
+        raw = backends()[spec.backend].solve(form, spec, backend_options)
+    return checked_outcome(form, spec, options, raw, time.perf_counter() - start, compile_time)
+
+
+def checked_outcome(form: StandardForm, spec: SolverSpec, options: SolverOptions, raw: dict,
+                    seconds: float, compile_time: float = 0.0) -> SolverOutcome:
+    """What a backend returned for ``form`` (``raw``, after ``seconds``), checked: Ctrl-C stops
+    the caller too, a solution must meet the model's rows, bounds and integrality (it is then
+    loaded into the variables), and "optimal" needs a bound that meets the objective."""
     if raw["termination"] == "interrupted":  # the solver stopped on Ctrl-C: so does the caller
         raise KeyboardInterrupt
-    total = time.perf_counter() - start
     values = raw["values"]
     if values is not None and (violation := model_violation(form, values)) > FEASIBILITY_TOLERANCE:
         raw.update(termination="error", message=(
-            f"{solver} returned a solution that violates the model by {violation:.2g}, over the "
+            f"{spec.name} returned a solution that violates the model by {violation:.2g}, over the "
             f"tolerance of {FEASIBILITY_TOLERANCE:g}"))
         values = None
     objective = None
     if values is not None:
         load_values(form, values)
         objective = float(form.c @ values + form.offset)
-    raw["termination"] = verified_termination(solver, raw["termination"], objective, raw["bound"],
-                                              options, total)
-    handoff_time = compile_time + (0.0 if raw.get("solve_inside_handoff") else raw["handoff"])
-    solve_time = total - (0.0 if raw.get("solve_inside_handoff") else raw["handoff"])
+    termination = verified_termination(spec.name, raw["termination"], objective, raw["bound"], options, seconds)
+    inside = raw.get("solve_inside_handoff")
     return SolverOutcome(
-        termination=raw["termination"], has_solution=values is not None, objective=objective,
-        bound=raw["bound"], handoff_time=handoff_time, solve_time=solve_time, size=form.size,
-        version=solver_status(solver).version or "", message=raw["message"],
+        termination=termination, has_solution=values is not None, objective=objective,
+        bound=raw["bound"], handoff_time=compile_time + (0.0 if inside else raw["handoff"]),
+        solve_time=seconds - (0.0 if inside else raw["handoff"]), size=form.size,
+        version=solver_status(spec.name).version or "", message=raw["message"],
         native=options.native(spec), nodes=raw.get("nodes"),
     )
+
+
+def _recording(separate: Callable[[], list], into: list) -> Callable[[], list]:
+    """``separate`` that also appends every inequality it returns to ``into``."""
+    def recorded() -> list:
+        found = separate()
+        into.extend(found)
+        return found
+
+    return recorded
+
+
+def _remaining(options: SolverOptions, started: float) -> SolverOptions:
+    """``options`` with the time spent since ``started`` (the root cut loop) off the time limit."""
+    if options.time_limit is None:
+        return options
+    left = max(options.time_limit - (time.perf_counter() - started), 0.01)
+    return dataclasses.replace(options, time_limit=left)
+
+
+@contextlib.contextmanager
+def _constraints_added(instance, inequalities: list):
+    """``instance`` with ``inequalities`` as an extra ConstraintList while the block runs."""
+    if not inequalities:
+        yield
+        return
+    import pyomo.environ as pyo
+
+    name = "odtk_root_cuts"
+    while instance.component(name) is not None:
+        name += "_"
+    instance.add_component(name, pyo.ConstraintList())
+    for inequality in inequalities:
+        instance.component(name).add(inequality)
+    try:
+        yield
+    finally:
+        instance.del_component(name)

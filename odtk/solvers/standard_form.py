@@ -43,6 +43,8 @@ class StandardForm:
     start: np.ndarray | None = None  # warm-start values (NaN where a variable has none)
     # lazy constraints: solution vector → violated rows (column indices, coefficients, upper rhs)
     lazy: Callable[[np.ndarray], list[LazyRow]] | None = None
+    # user cuts: values of a relaxation → violated valid inequalities (same row format)
+    user_cuts: Callable[[np.ndarray], list[LazyRow]] | None = None
     # called with every MIP solution the solver finds (solvers with a solution callback)
     on_solution: Callable[[np.ndarray], None] | None = None
 
@@ -96,9 +98,26 @@ def load_values(form: StandardForm, values: np.ndarray) -> None:
         var.set_value(float(value), skip_validation=True)
 
 
+def append_rows(form: StandardForm, rows: list[LazyRow]) -> None:
+    """Add the inequalities ``rows`` (Σ coefficients · x[indices] ≤ rhs) to ``form``'s A."""
+    import scipy.sparse as sp
+
+    if not rows:
+        return
+    indices = np.concatenate([r[0] for r in rows])
+    data = np.concatenate([r[1] for r in rows])
+    row_of = np.repeat(np.arange(len(rows)), [len(r[0]) for r in rows])
+    added = sp.csc_array((data, (row_of, indices)), shape=(len(rows), form.A.shape[1]))
+    form.A = sp.vstack([form.A, added], format="csc")
+    form.row_lower = np.concatenate([form.row_lower, np.full(len(rows), -np.inf)])
+    form.row_upper = np.concatenate([form.row_upper, [r[2] for r in rows]])
+    form.__dict__.pop("row_scale", None)  # recomputed with the new rows
+
+
 def lazy_rows(form: StandardForm, separate: Callable[[], list]) -> Callable[[np.ndarray], list[LazyRow]]:
     """Wrap ``separate`` (reads the instance's values, returns violated Pyomo inequalities
-    ``expression <= constant``) as a callback on solution vectors of ``form``."""
+    ``expression <= constant``) as a callback on solution vectors of ``form`` (lazy rows at
+    incumbents or user cuts at fractional points)."""
     from pyomo.repn import generate_standard_repn
 
     column = {id(var): j for j, var in enumerate(form.columns)}

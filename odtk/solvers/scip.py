@@ -1,0 +1,212 @@
+"""SCIP through PySCIPOpt: the standard form row by row, lazy constraints in a constraint
+handler, user cuts in a separator, both calling odtk's callbacks from inside one search."""
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from typing import Callable
+
+import numpy as np
+
+from odtk.solvers.options import SolverOptions
+from odtk.solvers.registry import SolverSpec
+from odtk.solvers.standard_form import LazyRow, StandardForm
+
+BACKEND = "pyscipopt"
+_VERBOSE = 4  # SCIP's default display/verblevel, used when the log is asked for
+_MAX_THREADS = 64  # the largest value of parallel/maxnthreads
+_TERMINATION = {"optimal": "optimal", "gaplimit": "optimal", "timelimit": "time_limit",
+                "infeasible": "infeasible", "inforunbd": "infeasible", "userinterrupt": "interrupted"}
+
+
+def version(spec: SolverSpec) -> str:
+    """The version of the SCIP library PySCIPOpt embeds."""
+    from pyscipopt import Model
+
+    model = Model()
+    return f"{model.getMajorVersion()}.{model.getMinorVersion()}.{model.getTechVersion()}"
+
+
+def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
+    from pyscipopt import Model
+
+    start = time.perf_counter()
+    model = Model()
+    model.hideOutput(not options.log)
+    _set_options(model, spec, options)
+    columns = _add_columns(model, form)
+    _add_rows(model, form, columns)
+    if form.start is not None:
+        _add_start(model, columns, form.start)
+    if form.cutoff is not None:
+        model.setObjlimit(form.cutoff)
+    errors: list[BaseException] = []
+    if form.lazy is not None:
+        _include_lazy_rows(model, form.lazy, columns, errors)
+    if form.user_cuts is not None:
+        _include_user_cuts(model, form.user_cuts, columns, errors)
+    model.setParam("misc/catchctrlc", _owns_ctrl_c())
+    handoff = time.perf_counter() - start
+    try:
+        model.optimize()
+        if errors:
+            raise errors[0]
+        return _outcome(model, form, columns, handoff)
+    finally:
+        model.freeProb()  # now: the callbacks hold the model in a reference cycle
+
+
+def _set_options(model, spec: SolverSpec, options: SolverOptions) -> None:
+    """odtk's options under SCIP's names, in SCIP's ranges: the log switch becomes SCIP's
+    verbosity, threads are at most 64, a seed is taken modulo 2^31."""
+    native = {spec.options[name]: name for name in spec.options}
+    for key, value in options.native(spec).items():
+        fitted = {"log": lambda: _VERBOSE * int(value), "threads": lambda: min(value, _MAX_THREADS),
+                  "seed": lambda: value % 2**31}.get(native[key], lambda: value)()
+        model.setParam(key, fitted)
+
+
+def _add_columns(model, form: StandardForm) -> list:
+    """One SCIP variable per column (SCIP's infinite bounds are None)."""
+    lower = np.where(np.isinf(form.col_lower), None, form.col_lower).tolist()
+    upper = np.where(np.isinf(form.col_upper), None, form.col_upper).tolist()
+    kinds = np.where(form.integer, "I", "C").tolist()
+    columns = [model.addVar(vtype=kind, lb=lo, ub=up, obj=cost)
+               for kind, lo, up, cost in zip(kinds, lower, upper, form.c.tolist())]
+    if form.offset:
+        model.addObjoffset(form.offset)
+    if form.maximize:
+        model.setMaximize()
+    return columns
+
+
+def _add_rows(model, form: StandardForm, columns: list) -> None:
+    """Each row of the sparse matrix as one linear constraint, its terms taken straight from CSR
+    (no expression arithmetic: a dense ``A @ x`` costs O(rows · columns))."""
+    from pyscipopt.scip import Expr, ExprCons, Term
+
+    A = form.A.tocsr()
+    terms = [Term(var) for var in columns]
+    index, start, value = A.indices.tolist(), A.indptr.tolist(), A.data.tolist()
+    lower = np.where(np.isinf(form.row_lower), None, form.row_lower).tolist()
+    upper = np.where(np.isinf(form.row_upper), None, form.row_upper).tolist()
+    for r in range(A.shape[0]):
+        span = slice(start[r], start[r + 1])
+        expression = Expr({terms[j]: a for j, a in zip(index[span], value[span])})
+        model.addCons(ExprCons(expression, lower[r], upper[r]))
+
+
+def _add_start(model, columns: list, start: np.ndarray) -> None:
+    """The MIP start: a complete one is checked as it stands, a partial one completed by SCIP."""
+    known = np.flatnonzero(~np.isnan(start))
+    solution = model.createSol() if len(known) == len(start) else model.createPartialSol()
+    for j in known.tolist():
+        model.setSolVal(solution, columns[j], float(start[j]))
+    model.addSol(solution)
+
+
+def _owns_ctrl_c() -> bool:
+    """SCIP catches SIGINT itself (stopping as 'userinterrupt') only where Python would raise
+    KeyboardInterrupt: in the main thread under Python's default handler."""
+    return (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
+
+
+def _outcome(model, form: StandardForm, columns: list, handoff: float) -> dict:
+    status = model.getStatus()
+    values = None
+    if model.getNSols() > 0 and status != "infeasible":  # (with a cutoff, SCIP keeps worse solutions)
+        best = model.getBestSol()
+        values = np.array([model.getSolVal(best, var) for var in columns])
+    bound = model.getDualbound() if values is not None or status == "optimal" else None
+    return dict(termination=_TERMINATION.get(status, "error"), values=values,
+                bound=None if bound is None or abs(bound) >= model.infinity() else bound,
+                handoff=handoff, message=f"SCIP status {status}",
+                nodes=int(model.getNTotalNodes()) if form.integer.any() else None)
+
+
+# --------------------------------------------------------------------------- callbacks
+def _violated_rows(separate: Callable[[np.ndarray], list[LazyRow]], values: np.ndarray,
+                   errors: list[BaseException], model) -> list[LazyRow]:
+    """``separate(values)``; an exception stops the solve and is raised once SCIP returns (an
+    exception cannot cross SCIP's C callbacks)."""
+    try:
+        return separate(values)
+    except Exception as exc:  # noqa: BLE001 - re-raised by solve()
+        errors.append(exc)
+        model.interruptSolve()
+        return []
+
+
+def _include_lazy_rows(model, lazy: Callable[[np.ndarray], list[LazyRow]], columns: list,
+                       errors: list[BaseException]) -> None:
+    """A constraint handler enforcing ``lazy`` after integrality (negative priorities): it sees
+    integral LP and pseudo solutions and every candidate incumbent, and adds the violated rows
+    as constraints of the model. It locks every variable both ways, since its rows are unknown
+    before the search, and SCIP's symmetry handling (which cannot see them) is off."""
+    from pyscipopt import SCIP_RESULT, Conshdlr
+    from pyscipopt.scip import quicksum
+
+    class LazyRows(Conshdlr):
+        def __init__(self) -> None:
+            self.pending: list[LazyRow] = []  # found checking a candidate, added at the next enforcement
+
+        def _values(self, solution=None) -> np.ndarray:
+            return np.array([self.model.getSolVal(solution, var) for var in columns])
+
+        def _enforce(self, solution=None) -> dict:
+            rows = self.pending + _violated_rows(lazy, self._values(solution), errors, self.model)
+            self.pending = []
+            for indices, coefficients, rhs in rows:
+                self.model.addCons(quicksum(a * columns[j] for j, a in zip(indices.tolist(), coefficients.tolist()))
+                                   <= rhs, removable=False)
+            return {"result": SCIP_RESULT.CONSADDED if rows else SCIP_RESULT.FEASIBLE}
+
+        def conscheck(self, constraints, solution, checkintegrality, checklprows, printreason, completely):
+            rows = _violated_rows(lazy, self._values(solution), errors, self.model)
+            self.pending = self.pending + rows
+            return {"result": SCIP_RESULT.INFEASIBLE if rows else SCIP_RESULT.FEASIBLE}
+
+        def consenfolp(self, constraints, nusefulconss, solinfeasible):
+            return self._enforce()
+
+        def consenfops(self, constraints, nusefulconss, solinfeasible, objinfeasible):
+            return self._enforce()
+
+        def consenforelax(self, solution, constraints, nusefulconss, solinfeasible):
+            return self._enforce(solution)
+
+        def conslock(self, constraint, locktype, nlockspos, nlocksneg):
+            both = nlockspos + nlocksneg  # an original variable passes its locks to its transformed one
+            for var in columns:
+                self.model.addVarLocksType(var, locktype, both, both)
+
+    model.includeConshdlr(LazyRows(), "odtk_lazy", "odtk's lazy constraints", enfopriority=-1,
+                          chckpriority=-1, needscons=False)
+    model.setParam("misc/usesymmetry", 0)
+
+
+def _include_user_cuts(model, user_cuts: Callable[[np.ndarray], list[LazyRow]], columns: list,
+                       errors: list[BaseException]) -> None:
+    """A separator passing each node's LP solution to ``user_cuts`` and adding the violated
+    inequalities it returns as (global, removable) cutting planes."""
+    from pyscipopt import SCIP_RESULT, Sepa
+
+    class UserCuts(Sepa):
+        def sepaexeclp(self):
+            values = np.array([self.model.getSolVal(None, var) for var in columns])
+            added = 0
+            for indices, coefficients, rhs in _violated_rows(user_cuts, values, errors, self.model):
+                row = self.model.createEmptyRowSepa(self, "odtk_cut", lhs=None, rhs=rhs, local=False)
+                self.model.cacheRowExtensions(row)
+                for j, a in zip(indices.tolist(), coefficients.tolist()):
+                    self.model.addVarToRow(row, columns[j], a)
+                self.model.flushRowExtensions(row)
+                if self.model.isCutEfficacious(row):
+                    self.model.addCut(row)
+                    added += 1
+                self.model.releaseRow(row)
+            return {"result": SCIP_RESULT.SEPARATED if added else SCIP_RESULT.DIDNOTFIND}
+
+    model.includeSepa(UserCuts(), "odtk_user_cuts", "odtk's user cuts", priority=0, freq=1)
