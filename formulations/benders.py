@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyomo.environ as pyo
+from pyomo.core.expr import LinearExpression
 
 from . import flowoct
 
@@ -80,41 +81,122 @@ def build_model() -> pyo.AbstractModel:
     return m
 
 
+@dataclass(frozen=True)
+class _FlowGraphs:
+    """What separation reads of every sample's flow graph, gathered once per instance."""
+
+    samples: list  # I
+    nodes: list  # N in heap order (a child's id is larger than its parent's)
+    branching: list  # B
+    ones: np.ndarray  # |I| × |F|: 1.0 where x^i_f = 1
+    label: np.ndarray  # per sample, the position of y^i in K
+    position: np.ndarray  # heap id n → n's index in N
+    row: np.ndarray  # heap id n → n's index in B, -1 for n ∈ L
+    b: np.ndarray  # |B| × |F| variables b[n, f]
+    w: np.ndarray  # |N| × |K| variables w[n, k]
+    g: list  # g[i] per sample
+
+
+_flow_graphs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _graphs(instance) -> _FlowGraphs:
+    """The flow graphs' data of ``instance``, gathered on the first call (cached weakly)."""
+    if (graphs := _flow_graphs.get(instance)) is not None:
+        return graphs
+    samples, features, classes = list(instance.I), list(instance.F), list(instance.K)
+    nodes, branching = list(instance.N), list(instance.B)
+    column = {f: j for j, f in enumerate(features)}
+    ones = np.zeros((len(samples), len(features)))
+    for r, i in enumerate(samples):
+        ones[r, [column[f] for f in instance.F1[i]]] = 1.0
+    position, row = np.full(max(nodes) + 1, -1), np.full(max(nodes) + 1, -1)
+    position[nodes], row[branching] = np.arange(len(nodes)), np.arange(len(branching))
+    graphs = _FlowGraphs(
+        samples, nodes, branching, ones, np.array([classes.index(pyo.value(instance.y[i])) for i in samples]),
+        position, row, _table(instance.b, branching, features), _table(instance.w, nodes, classes),
+        [instance.g[i] for i in samples])
+    _flow_graphs[instance] = graphs
+    return graphs
+
+
+def _table(var, rows: list, columns: list) -> np.ndarray:
+    """The variables var[r, c] as a len(rows) × len(columns) object array."""
+    table = np.empty((len(rows), len(columns)), dtype=object)
+    for j, r in enumerate(rows):
+        table[j] = [var[r, c] for c in columns]
+    return table
+
+
+def _values(graphs: _FlowGraphs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The values of g, b and w held by the instance (unset: 0)."""
+    b, w = (flowoct._values(table.ravel()).reshape(table.shape) for table in (graphs.b, graphs.w))
+    return flowoct._values(graphs.g), b, w
+
+
+def _child_arcs(graphs: _FlowGraphs, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """|B| × |I| capacities c^i(n, l(n)) = Σ_{x^i_f=0} b_nf and c^i(n, r(n)) = Σ_{x^i_f=1} b_nf."""
+    return b @ (1.0 - graphs.ones.T), b @ graphs.ones.T
+
+
+# --------------------------------------------------------------------------- integral points
 def separate(instance, tolerance: float = 1e-6) -> dict:
     """Violated cuts (8.2) at the integral solution held by ``instance`` (Proposition 1).
 
-    Returns {sample i: the inequality g^i ≤ Σ capacities of the arcs leaving its path}.
+    Returns {sample i: the inequality g^i ≤ Σ capacities of the arcs leaving its path} for
+    every i whose g^i exceeds that sum by ``tolerance``; the sums of all samples are
+    computed at once, the inequalities only for the violated samples.
     """
-    split = {n: next((f for f in instance.F if pyo.value(instance.b[n, f]) > 0.5), None)
-             for n in instance.B}
-    cuts = {}
-    for i in instance.I:
-        if pyo.value(instance.g[i]) <= tolerance:
-            continue
-        capacities = _path_cut(instance, i, split)
-        if pyo.value(sum(capacities)) < pyo.value(instance.g[i]) - tolerance:
-            cuts[i] = instance.g[i] <= sum(capacities)
-    return cuts
+    graphs = _graphs(instance)
+    g, b, w = _values(graphs)
+    split = _split_features(b)
+    violated = np.flatnonzero((g > tolerance) & (_path_capacity(graphs, split, b, w) < g - tolerance))
+    return {graphs.samples[i]: instance.g[graphs.samples[i]] <= LinearExpression(_path_arcs(graphs, i, split))
+            for i in violated.tolist()}
 
 
-def _path_cut(m, i, split: dict) -> list:
-    """Capacities of the arcs leaving sample i's path through the tree whose node n
-    splits on feature ``split[n]`` (None: n predicts)."""
-    label = pyo.value(m.y[i])
-    ones = set(m.F1[i])
-    n, capacities = m.N.first(), []
+def _split_features(b: np.ndarray) -> np.ndarray:
+    """Per n ∈ B, the index of the first f with b_nf = 1, or -1 when n splits on none (predicts)."""
+    first = np.argmax(np.c_[b > 0.5, np.ones(len(b), dtype=bool)], axis=1)  # |F| when there is none
+    return np.where(first < b.shape[1], first, -1)
+
+
+def _path_capacity(graphs: _FlowGraphs, split: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Per sample, the capacity at ``b``, ``w`` of the arcs leaving its path through the tree
+    whose n ∈ B splits on feature index ``split`` (-1: n predicts)."""
+    left_arc, right_arc = _child_arcs(graphs, b)
+    both, tests = b.sum(axis=1), np.append(split, -2)  # tests[row]: -2 for n ∈ L (row -1)
+    samples = np.arange(len(graphs.samples))
+    node = np.full(len(samples), graphs.nodes[0])
+    capacity = np.zeros(len(samples))
+    while len(samples):  # one level of the tree per pass, over the samples still on their way
+        capacity[samples] += w[graphs.position[node], graphs.label[samples]]  # c(n, t)
+        row = graphs.row[node]
+        feature = tests[row]
+        stops = feature == -1  # n predicts: both child arcs leave the path
+        capacity[samples[stops]] += both[row[stops]]
+        on = feature >= 0
+        samples, row, node, feature = samples[on], row[on], node[on], feature[on]
+        right = graphs.ones[samples, feature] > 0.5
+        capacity[samples] += np.where(right, left_arc[row, samples], right_arc[row, samples])
+        node = 2 * node + right  # heap ids: r(n) = 2n + 1, l(n) = 2n
+    return capacity
+
+
+def _path_arcs(graphs: _FlowGraphs, i: int, split: np.ndarray) -> list:
+    """Capacities (Pyomo variables) of the arcs leaving sample i's path, in path order."""
+    label, ones = graphs.label[i], graphs.ones[i] > 0.5
+    n, arcs = graphs.nodes[0], []
     while True:
-        capacities.append(m.w[n, label])
-        if n in m.L:
-            return capacities
-        if split[n] is None:  # n predicts: the sample stops here, both child arcs are cut
-            return capacities + [m.b[n, f] for f in m.F]
-        if split[n] in ones:
-            capacities += [m.b[n, f] for f in m.F0[i]]
-            n = flowoct.right(n)
-        else:
-            capacities += [m.b[n, f] for f in m.F1[i]]
-            n = flowoct.left(n)
+        arcs.append(graphs.w[graphs.position[n], label])
+        row = graphs.row[n]
+        if row < 0:
+            return arcs
+        if split[row] < 0:  # n predicts: the sample stops here, both child arcs are cut
+            return arcs + list(graphs.b[row])
+        right = bool(ones[split[row]])
+        arcs += list(graphs.b[row, ~ones if right else ones])
+        n = flowoct.right(n) if right else flowoct.left(n)
 
 
 def repair(instance, violated: dict) -> None:
@@ -131,34 +213,6 @@ def warm_start(instance, graph, X) -> None:
 
 
 # --------------------------------------------------------------------------- fractional points
-@dataclass(frozen=True)
-class _FlowGraphs:
-    """What every sample's flow graph needs, gathered once per instance."""
-
-    nodes: list  # N in heap order (a child's id is larger than its parent's)
-    branching: list  # B
-    features: list  # F
-    ones: np.ndarray  # |I| × |F|: x^i_f = 1
-    label: np.ndarray  # per sample, the position of y^i in K
-    b: list  # per n ∈ B, its b[n, f] in the order of F
-    w: list  # per n ∈ N, its w[n, k] in the order of K
-
-
-_flow_graphs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def _graphs(instance) -> _FlowGraphs:
-    if instance not in _flow_graphs:
-        features, classes, samples = list(instance.F), list(instance.K), list(instance.I)
-        ones = np.array([[f in set(instance.F1[i]) for f in features] for i in samples], dtype=float)
-        label = np.array([classes.index(pyo.value(instance.y[i])) for i in samples])
-        _flow_graphs[instance] = _FlowGraphs(
-            list(instance.N), list(instance.B), features, ones.reshape(len(samples), len(features)),
-            label, [[instance.b[n, f] for f in features] for n in instance.B],
-            [[instance.w[n, k] for k in classes] for n in instance.N])
-    return _flow_graphs[instance]
-
-
 def separate_fractional(instance, tolerance: float = 1e-6) -> dict:
     """Violated cuts (8.2) at the (possibly fractional) values held by ``instance``.
 
@@ -168,34 +222,31 @@ def separate_fractional(instance, tolerance: float = 1e-6) -> dict:
     the capacity of that cut} for every i whose g^i exceeds the cut's value by ``tolerance``.
     """
     graphs = _graphs(instance)
-    g = np.array([instance.g[i].value or 0.0 for i in instance.I])
-    split = {n: np.array([v.value or 0.0 for v in row]) for n, row in zip(graphs.branching, graphs.b)}
+    g, b, w = _values(graphs)
+    left_arc, right_arc = _child_arcs(graphs, b)
     capacity = {}  # (n, child) -> per-sample capacity of the arc n → child
-    for n, values in split.items():
-        capacity[n, flowoct.left(n)] = values @ (1.0 - graphs.ones.T)
-        capacity[n, flowoct.right(n)] = values @ graphs.ones.T
-    sink = {n: np.array([v.value or 0.0 for v in row])[graphs.label] for n, row in zip(graphs.nodes, graphs.w)}
+    for r, n in enumerate(graphs.branching):
+        capacity[n, flowoct.left(n)], capacity[n, flowoct.right(n)] = left_arc[r], right_arc[r]
     subtree = {}  # n -> per-sample capacity of the cheapest cut of n's subtree with n in S
     for n in reversed(graphs.nodes):
-        subtree[n] = sink[n] + sum((np.minimum(capacity[n, c], subtree[c]) for c in _children(n, split)),
-                                   start=np.zeros(len(g)))
+        subtree[n] = w[graphs.position[n], graphs.label] + sum(
+            (np.minimum(capacity[n, c], subtree[c]) for c in _children(graphs, n)), start=np.zeros(len(g)))
     root = graphs.nodes[0]
     violated = np.flatnonzero(g > subtree[root] + tolerance)
-    samples = list(instance.I)
-    return {samples[i]: instance.g[samples[i]] <= sum(_cut_arcs(graphs, i, root, capacity, subtree))
-            for i in violated.tolist()}
+    return {graphs.samples[i]: instance.g[graphs.samples[i]]
+            <= LinearExpression(_cut_arcs(graphs, i, root, capacity, subtree)) for i in violated.tolist()}
 
 
-def _children(n, split: dict) -> tuple:
-    return (flowoct.left(n), flowoct.right(n)) if n in split else ()
+def _children(graphs: _FlowGraphs, n) -> tuple:
+    return (flowoct.left(n), flowoct.right(n)) if graphs.row[n] >= 0 else ()
 
 
 def _cut_arcs(graphs: _FlowGraphs, i: int, n, capacity: dict, subtree: dict) -> list:
     """Capacities (Pyomo expressions) of the arcs of sample i's cheapest cut below n, n in S."""
-    arcs = [graphs.w[graphs.nodes.index(n)][graphs.label[i]]]
-    if n not in graphs.branching:
+    arcs = [graphs.w[graphs.position[n], graphs.label[i]]]
+    if graphs.row[n] < 0:
         return arcs
-    b = graphs.b[graphs.branching.index(n)]
+    b = graphs.b[graphs.row[n]]
     for child, side in ((flowoct.left(n), 0.0), (flowoct.right(n), 1.0)):
         if capacity[n, child][i] <= subtree[child][i]:  # cut the arc n → child
             arcs += [b[j] for j in np.flatnonzero(graphs.ones[i] == side).tolist()]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import networkx as nx
 import numpy as np
 import pandas as pd
 import pyomo.environ as pyo
@@ -62,6 +63,84 @@ def test_separation_cuts_exactly_the_misclassified_samples():
     assert sorted(cuts) == [i for i in range(len(y)) if X[i, 0] != y[i]]
     for i, cut in cuts.items():  # each cut is the zero-capacity cut of the sample's path
         assert pyo.value(cut.args[1]) == 0
+
+
+def _reference_separate(instance, tolerance: float = 1e-6) -> dict:
+    """Proposition 1 sample by sample: walk each path, sum its leaving arcs' capacities."""
+    split = {n: next((f for f in instance.F if pyo.value(instance.b[n, f]) > 0.5), None) for n in instance.B}
+    cuts = {}
+    for i in instance.I:
+        label, ones, n, arcs = pyo.value(instance.y[i]), set(instance.F1[i]), 1, []
+        while True:
+            arcs.append(instance.w[n, label])
+            if n in instance.L or split[n] is None:
+                arcs += [] if n in instance.L else [instance.b[n, f] for f in instance.F]
+                break
+            going_right = split[n] in ones
+            arcs += [instance.b[n, f] for f in (instance.F0[i] if going_right else instance.F1[i])]
+            n = 2 * n + going_right
+        g = pyo.value(instance.g[i])
+        if g > tolerance and pyo.value(sum(arcs)) < g - tolerance:
+            cuts[i] = instance.g[i] <= sum(arcs)
+    return cuts
+
+
+def _random_tree(instance, rng: np.random.Generator, n: int = 1) -> None:
+    """Load a random integral tree below node n: each n ∈ B splits or predicts."""
+    if n in instance.B and rng.random() < 0.75:
+        instance.b[n, int(rng.integers(len(instance.F)))].set_value(1)
+        _random_tree(instance, rng, 2 * n)
+        _random_tree(instance, rng, 2 * n + 1)
+    else:
+        instance.p[n].set_value(1)
+        instance.w[n, int(rng.integers(len(instance.K)))].set_value(1)
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_separation_matches_a_sample_by_sample_reference_on_random_trees(depth):
+    rng = np.random.default_rng(depth)
+    X, y = _binary(depth, n=40, p=5, k=3)
+    instance = _instance(X, y, depth, 0.0, k=3)
+    for _ in range(20):
+        for var in instance.component_data_objects(pyo.Var):
+            var.set_value(0)
+        _random_tree(instance, rng)
+        for i in instance.I:
+            instance.g[i].set_value(float(rng.choice([0.0, 0.5, 1.0])))
+        cuts, reference = benders.separate(instance), _reference_separate(instance)
+        assert list(cuts) == list(reference)
+        assert [str(cut) for cut in cuts.values()] == [str(cut) for cut in reference.values()]
+        assert list(benders.separate_fractional(instance)) == list(cuts)  # the same samples
+
+
+def _min_cut(instance, i) -> float:
+    """The minimum s–t cut of sample i's flow graph at the held values, by networkx."""
+    graph, label, ones = nx.DiGraph(), pyo.value(instance.y[i]), set(instance.F1[i])
+    graph.add_edge("s", 1, capacity=1.0)
+    for n in instance.N:
+        graph.add_edge(n, "t", capacity=instance.w[n, label].value)
+    for n in instance.B:
+        for child, side in ((2 * n, False), (2 * n + 1, True)):
+            capacity = sum(instance.b[n, f].value for f in instance.F if (f in ones) == side)
+            graph.add_edge(n, child, capacity=capacity)
+    return nx.minimum_cut_value(graph, "s", "t")
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_fractional_separation_finds_every_min_cut_below_g(depth):
+    rng = np.random.default_rng(10 + depth)
+    X, y = _binary(depth, n=25, p=4)
+    instance = _instance(X, y, depth, 0.0)
+    for _ in range(5):
+        for var in (*instance.b.values(), *instance.w.values()):
+            var.set_value(float(rng.random() * (rng.random() < 0.6)), skip_validation=True)
+        for i in instance.I:
+            instance.g[i].set_value(1.0)
+        cuts = benders.separate_fractional(instance)
+        values = {i: _min_cut(instance, i) for i in instance.I}
+        assert sorted(cuts) == [i for i in instance.I if values[i] < 1.0 - 1e-6]
+        for i, cut in cuts.items():
+            assert pyo.value(cut.args[1]) == pytest.approx(values[i])
 
 
 def test_api_result_passes_the_self_check_and_reports_its_cuts():
