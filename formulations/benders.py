@@ -21,8 +21,7 @@ The three rows on p replace the paper's (8.3) Σ_f b_{nf} + Σ_k w_{nk} = 1 (n �
 predicts (one label), and below a node that predicts every node is empty (no split, no
 label). The paper's rows admit the same trees; below a node that predicts they still make
 each node split or predict, where no sample arrives, which never raises the objective. The
-``doc=`` labels of the Pyomo components keep the journal version's numbers: (8.3)–(8.5)
-on the three rows on p, (8.6) on g^i ≤ 1 and (8.7) on the integrality of b, p, w.
+``doc=`` labels of the Pyomo components carry these numbers too.
 
 Capacities of sample i's flow graph: c(s,1) = 1, c(n,l(n)) = Σ_{f: x^i_f=0} b_{nf},
 c(n,r(n)) = Σ_{f: x^i_f=1} b_{nf}, c(n,t) = w_{n,y^i}.
@@ -70,13 +69,13 @@ def build_model() -> pyo.AbstractModel:
     """The abstract master problem (8) with an empty cut list (8.2)."""
     m = pyo.AbstractModel(name="BendersOCT")
     flowoct.sets_and_params(m)
-    flowoct.tree_variables(m, numbers=("8.7", "8.7", "8.7"))
-    m.g = pyo.Var(m.I, bounds=(0, 1), doc="(8.6) g^i: sample i is classified correctly")
+    flowoct.tree_variables(m, numbers=("8.6", "p binary", "8.7"))
+    m.g = pyo.Var(m.I, bounds=(0, 1), doc="(8.5) g^i ≤ 1: sample i is classified correctly")
     m.objective = pyo.Objective(
         rule=lambda m: (1 - m.lam) * sum(m.g[i] for i in m.I)
         - m.lam * sum(m.b[n, f] for n in m.B for f in m.F),
         sense=pyo.maximize, doc="(8.1) correctly classified samples minus λ times splits")
-    flowoct.tree_constraints(m, numbers=("8.3", "8.4", "8.5"))
+    flowoct.tree_constraints(m, numbers=("8.3, with p", "8.4, with p", "8.3–8.4, with p"))
     m.cuts = pyo.ConstraintList(doc="(8.2) min-cut inequalities, separated lazily")
     return m
 
