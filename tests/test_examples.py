@@ -71,17 +71,31 @@ def test_flowoct_paper(tmp_path: Path) -> None:
     assert again == tables
 
 
-def test_odd_paper() -> None:
-    rows = run_script("odd_paper.py", "--datasets", "uci/iris", "--skeleton", "1-2", "--alphas", "0.1",
-                      "--time-limit", "10", "--heuristic-time", "0.5")
-    assert [row["method"] for row in rows] == ["ODD", "ODT", "CART"]
-    for row in rows:
-        share(row["test_acc"])
-        assert 1 <= int(row["nodes"]) <= 3
-    for row in rows[:2]:
-        share(row["val_acc"])
-        assert row["status"] in ("optimal", "time_limit")
-        assert row["milp"] == "-" or float(row["milp"]) <= float(row["heuristic"]) + 1e-6
+def test_odd_paper(tmp_path: Path) -> None:
+    args = ("--datasets", "uci/soybean-small", "--rows", "24", "--skeletons", "I", "--alphas", "0.5",
+            "--splits", "univariate", "--shares", "0.1", "--time-limit", "10", "--heuristic-time", "0.5",
+            "--jobs", "1", "--db", str(tmp_path / "runs.sqlite"))
+    tables = run_blocks("odd_paper.py", *args)
+    assert list(tables) == ["Table 1", "Table 1 shares", "Figure 2", "Figure 3", "Table 2"]
+    diagram, diagram_paper, tree, tree_paper = tables["Table 1"]
+    assert diagram_paper == {"skeleton": "I", "source": "Table1", "runs": "540", "opt_0.5": "179", "imp_0.5": "202",
+                             "total": "381"}
+    assert (tree["skeleton"], tree_paper["opt_0.5"], tree_paper["imp_0.5"]) == ("I(tree)", "177", "208")
+    for row in (diagram, tree):  # one run each: proven, improved without proof, or neither
+        assert row["runs"] == "1" and int(row["opt_0.5"]) + int(row["imp_0.5"]) == int(row["total"]) <= 1
+    (shares,) = tables["Table 1 shares"]
+    assert shares["runs"] == "2" and math.isclose(float(shares["paper_opt_pct"]), 100 * (179 + 177) / 1080, rel_tol=1e-3)
+    assert [row["model"] for row in tables["Figure 2"]] == ["ODD", "ODT"]
+    for row in tables["Figure 2"]:
+        assert row["paper"] == "ODD≈ODT" and row["instances"] == "1"
+        assert share(row["q1"]) <= share(row["median"]) <= share(row["q3"])
+    (figure_3,) = tables["Figure 3"]
+    assert int(figure_3["odd_wins"]) + int(figure_3["ties"]) + int(figure_3["odt_wins"]) == 1
+    ours, paper = tables["Table 2"]
+    assert (paper["source"], paper["S0.1n"]) == ("Table2", "0.838")
+    assert ours["runs0.1"] in ("0/1", "1/1") and (ours["S0.1n"] == "-" or share(ours["S0.1n"]) >= 0)
+    again = run_blocks("odd_paper.py", *args)  # every run recorded: nothing runs again
+    assert again == tables
 
 
 def test_odd_fairness() -> None:

@@ -24,6 +24,7 @@ import textwrap
 import threading
 import time
 import uuid
+from contextlib import closing
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -34,10 +35,12 @@ import yaml
 from click.testing import CliRunner
 
 from odtk.cli import main
+from odtk.datasets import load_dataset, train_val_test_split
 from odtk.exceptions import ConfigError
 from odtk.experiments import load_grid, parse_grid
 from odtk.experiments.runner import retrain_runs
-from odtk.experiments.store import ResultStore
+from odtk.experiments.store import COLUMNS, ResultStore
+from odtk.experiments.worker import splits
 from odtk.solvers import solver_status
 
 from fake_solvers import fake_cbc, fake_registry
@@ -619,6 +622,7 @@ BAD_GRIDS = {
                             ["lam", "1.5"]),
     "split-not-summing-to-1": ({**BASE, "split": [0.5, 0.3, 0.3]}, ["split", "summing to 1"]),
     "negative-time-limit": ({**BASE, "time_limit": -5}, ["time_limit", "-5"]),
+    "stratify-not-a-switch": ({**BASE, "stratify": "no"}, ["stratify", "true or false"]),
     "non-mapping-top-level": ([BASE], ["mapping"]),
 }
 
@@ -636,6 +640,34 @@ def test_bad_grids_are_one_line_errors(tmp_path, raw, words):
     assert cli.exit_code == 1, cli.output
     assert_one_line_error(cli.stderr, *words)
     assert not db.exists(), "a rejected grid created the database"
+
+
+def test_unstratified_splits_are_new_runs_and_recorded_ids_stay_valid():
+    stratified, plain = parse_grid(BASE).runs[0], parse_grid({**BASE, "stratify": False}).runs[0]
+    assert stratified["id"] == "64000302e96eafee"  # the id earlier versions recorded for this run
+    assert parse_grid({**BASE, "stratify": True}).runs[0]["id"] == stratified["id"]
+    assert plain["id"] != stratified["id"] and plain["stratify"] is False
+    data = load_dataset("flowoct/monk1")
+    data = data.subset(np.sort(np.random.default_rng(0).choice(data.n_rows, ROWS, replace=False)))
+    for run, stratify in ((stratified, True), (plain, False)):
+        expected = train_val_test_split(data, seed=0, stratify=stratify)
+        assert [part.target.tolist() for part in splits(run)] == [part.target.tolist() for part in expected]
+
+
+def test_database_of_an_earlier_version_gains_the_steps_column(tmp_path):
+    db = tmp_path / "old.sqlite"
+    older = {name: kind for name, kind in COLUMNS.items() if name != "steps"}
+    with closing(sqlite3.connect(db)) as connection:
+        connection.execute(f"CREATE TABLE runs ({', '.join(f'{c} {t}' for c, t in older.items())})")
+        connection.execute("INSERT INTO runs (id, status) VALUES ('a', 'done')")
+        connection.commit()
+    before = db.read_bytes()
+    frame = ResultStore(db, read_only=True).frame()  # a report reads it as it is
+    assert db.read_bytes() == before and frame["steps"].isna().all() and list(frame["id"]) == ["a"]
+    store = ResultStore(db)
+    store.record({"id": "b", "status": "done", "steps": {"heuristic": {"objective": 0.25}}})
+    frame = store.frame().set_index("id")
+    assert pd.isna(frame.loc["a", "steps"]) and json.loads(frame.loc["b", "steps"])["heuristic"]["objective"] == 0.25
 
 
 def test_grid_yaml_cannot_construct_python_objects(tmp_path):

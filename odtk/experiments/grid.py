@@ -7,6 +7,7 @@ A grid file::
     datasets: [flowoct/monk1, {name: binary/hepatitis, rows: 80}]
     seeds: [0, 1]
     split: [0.5, 0.25, 0.25]          # train, validation, test
+    stratify: true                    # false: plain random splits (as the ODD paper)
     solvers: [highs, cbc]
     time_limit: 10                    # seconds per solve
     threads: 1
@@ -39,7 +40,7 @@ from odtk.exceptions import ConfigError, OdtkError
 from odtk.skeletons import MAX_DEPTH, SHAPES, parse_widths
 from odtk.solvers import get_spec, parse_yaml
 
-GRID_KEYS = {"name", "datasets", "seeds", "split", "solvers", "time_limit", "threads", "guard",
+GRID_KEYS = {"name", "datasets", "seeds", "split", "stratify", "solvers", "time_limit", "threads", "guard",
              "methods", "selection"}
 METHOD_KEYS = {"model", "depth", "skeleton", "options", "settings", "solvers", "time_limit"}
 SETTINGS = {"strategy", "heuristic_time", "positive_class", "thresholds", "max_thresholds"}
@@ -47,6 +48,9 @@ SELECTION_KEYS = {"keep", "retrain"}
 KEEPABLE = ("depth", "skeleton")
 IDENTITY = ("phase", "dataset", "rows", "seed", "split", "method", "solver", "depth", "skeleton",
             "options", "settings", "time_limit", "threads")  # what makes two runs the same run
+# identity keys added later: part of the identity only when off their default, so that the
+# ids of runs recorded before stay valid
+LATER_IDENTITY = {"stratify": True}
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,9 @@ def parse_grid(raw: Any, source: str = "grid") -> Grid:
     name = _text(spec["name"], f"{source}: name")
     seeds = [_whole(s, f"{source}: seeds", 0) for s in _listed(spec.get("seeds", [0]), f"{source}: seeds")]
     split = _split(spec.get("split", [0.5, 0.25, 0.25]), source)
+    stratify = spec.get("stratify", True)
+    if not isinstance(stratify, bool):
+        raise ConfigError(f"{source}: stratify must be true or false, got {stratify!r}.")
     common = {
         "solvers": _solvers(spec.get("solvers", ["highs"]), f"{source}: solvers"),
         "time_limit": _seconds(spec.get("time_limit", 60), f"{source}: time_limit"),
@@ -95,7 +102,7 @@ def parse_grid(raw: Any, source: str = "grid") -> Grid:
     if not isinstance(retrain, bool):
         raise ConfigError(f"{source}: selection.retrain must be true or false, got {retrain!r}.")
     runs = [finish_run({"phase": "grid", "campaign": name, "dataset": dataset, "rows": rows,
-                        "seed": seed, "split": split, **setting})
+                        "seed": seed, "split": split, "stratify": stratify, **setting})
             for (dataset, rows), seed, method in itertools.product(datasets, seeds, methods)
             for setting in method]
     return Grid(name, runs, keep, retrain)
@@ -103,8 +110,10 @@ def parse_grid(raw: Any, source: str = "grid") -> Grid:
 
 def finish_run(run: dict[str, Any]) -> dict[str, Any]:
     """``run`` with its id: a hash of the parameters that make it the same run."""
-    identity = json.dumps({key: run.get(key) for key in IDENTITY}, sort_keys=True)
-    return {**run, "id": hashlib.sha256(identity.encode()).hexdigest()[:16]}
+    identity = {key: run.get(key) for key in IDENTITY}
+    identity |= {key: run[key] for key, default in LATER_IDENTITY.items() if run.get(key, default) != default}
+    text = json.dumps(identity, sort_keys=True)
+    return {**run, "id": hashlib.sha256(text.encode()).hexdigest()[:16]}
 
 
 def _method(raw: Any, where: str, common: dict[str, Any]) -> list[dict[str, Any]]:

@@ -55,11 +55,13 @@ COLUMNS: dict[str, str] = {
     "val_accuracy": "REAL",
     "test_accuracy": "REAL",
     "model": "TEXT",               # the learned model as odtk's JSON model file
+    "steps": "TEXT",               # JSON of the training steps (heuristic, milp, search: value, status, …)
     "attempts": "INTEGER",
     "started": "TEXT",             # ISO 8601, UTC
     "finished": "TEXT",
     "worker": "TEXT",              # host:pid that ran it
 }
+LATER_COLUMNS = ("steps",)  # added to databases written before they existed (NULL for old runs)
 _UPSERT = (
     f"INSERT INTO runs ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))}) "
     f"ON CONFLICT(id) DO UPDATE SET "
@@ -84,8 +86,24 @@ class ResultStore:
         except sqlite3.DatabaseError as exc:
             raise DataError(f"{self.path} is not an odtk results database ({exc}); "
                             "choose another --db file.") from None
-        if known != set(COLUMNS):
+        missing = set(COLUMNS) - known
+        if known - set(COLUMNS) or not missing <= set(LATER_COLUMNS):
             raise DataError(f"{self.path} holds no 'runs' table of odtk's layout; choose another --db file.")
+        self._absent = [name for name in LATER_COLUMNS if name in missing]
+        if self._absent and not read_only:
+            self._add_columns()
+
+    def _add_columns(self) -> None:
+        """Add the later columns a database written by an older odtk lacks (another process
+        opening it at the same time may have added them already)."""
+        with self._connect() as db:
+            for name in self._absent:
+                try:
+                    db.execute(f"ALTER TABLE runs ADD COLUMN {name} {COLUMNS[name]}")
+                except sqlite3.OperationalError as exc:
+                    if "duplicate column" not in str(exc):
+                        raise
+        self._absent = []
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -130,7 +148,8 @@ class ResultStore:
     def frame(self) -> pd.DataFrame:
         """Every recorded run as a DataFrame (``options`` stays JSON text)."""
         with self._connect() as db:
-            return pd.read_sql_query("SELECT * FROM runs ORDER BY campaign, phase, dataset, seed, method, id", db)
+            frame = pd.read_sql_query("SELECT * FROM runs ORDER BY campaign, phase, dataset, seed, method, id", db)
+        return frame.assign(**{name: None for name in self._absent})
 
 
 def _plain(value: Any) -> Any:

@@ -35,12 +35,14 @@ def now() -> str:
 
 
 def splits(run: dict[str, Any]) -> tuple[Dataset, Dataset, Dataset]:
-    """The run's seeded train / validation / test split (of ``rows`` sampled rows if given)."""
+    """The run's seeded train / validation / test split (of ``rows`` sampled rows if given),
+    stratified by class unless the run says ``stratify: false``."""
     dataset = load_dataset(run["dataset"])
     if run.get("rows") and run["rows"] < dataset.n_rows:
         chosen = np.random.default_rng(run["seed"]).choice(dataset.n_rows, size=run["rows"], replace=False)
         dataset = dataset.subset(np.sort(chosen))
-    return train_val_test_split(dataset, fractions=tuple(run["split"]), seed=run["seed"])
+    return train_val_test_split(dataset, fractions=tuple(run["split"]), seed=run["seed"],
+                                stratify=run.get("stratify", True))
 
 
 def _joined(first: Dataset, second: Dataset) -> Dataset:
@@ -76,7 +78,13 @@ def execute(run: dict[str, Any]) -> dict[str, Any]:
             "n_test": test.n_rows, "train_accuracy": result.train_accuracy,
             "val_accuracy": _accuracy(result, val) if run["phase"] == "grid" else None,
             "test_accuracy": _accuracy(result, test),
-            "model": json.dumps(result.model.to_dict()), "finished": now()}
+            "model": json.dumps(result.model.to_dict()), "steps": json.dumps(result.steps, default=_plain),
+            "finished": now()}
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-able form of a step's value (numpy scalars as numbers, anything else as text)."""
+    return value.item() if hasattr(value, "item") else str(value)
 
 
 # Run with ``python -c BOOTSTRAP RESULT_FILE RUNNER_PID`` (stdlib only until the runner is
