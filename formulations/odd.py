@@ -52,6 +52,21 @@ Options:
   ``"rates"`` (default): n_h Σ_{i∈P_g} w_{i,c⁺} ≥ ξ n_g Σ_{i∈P_h} w_{i,c⁺} for
   {g, h} = {g₁, g₂}, n_g = |P_g|: each group's positive-prediction rate is at least ξ
   times the other's.
+* ``strengthening``: ``"on"`` (default) adds S1–S3 below, which keep the optimum and speed
+  up open solvers; ``"off"`` builds exactly the model above.
+
+  - S1: d and w_iv (v ∈ C) are binary. At integral y and λ they are 0/1 already (d_u =
+    Σ_v y⁻_uv by (6); a sample's unit flow leaves each node it reaches on the side λ gives
+    and along the node's one arc of that side), so no feasible point is lost; solvers then
+    know that (18) moves in steps (1/n, α/|V_I|) and prune nodes whose bound is within a step.
+  - S2: (5) as the equality λ_il = Σ_{u∈V_l} w⁺_iu. λ_il enters (4)–(5) only, and is free
+    exactly when sample i reaches no node of layer l; λ_il = 0 then keeps the point feasible
+    with the same objective, so solvers no longer branch on λ of samples that stopped earlier.
+  - S3: inactive nodes carry no flow and a zero split: w⁻_iu + w⁺_iu ≤ d_u, |b_u| ≤ d_u,
+    a⁺_uj + a⁻_uj ≤ d_u (box), ‖a_u‖₁ ≤ d_u (l1), Σ_j e_uj = d_u in (15). An inactive node
+    has no entering arc (8), hence no flow ((9)–(10), (1)); (13)–(14) are then slack and
+    a_u, b_u, e_u appear in no other row, so zero loses nothing; a⁺_uj + a⁻_uj ≤ 1 at an
+    active node drops only representations of a_uj that min(a⁺_uj, a⁻_uj) = 0 also gives.
 * parsimony (unnumbered in the paper): Σ_{v∈V} d_v ≤ max_nodes, the root included.
 * stability (20): Σ_i (w⁻_iv + w⁺_iv) ≥ S d_v for every internal node v, root included;
   S is ``min_samples`` (a count) or ``min_share`` · n (a share of n, as in the paper's
@@ -64,6 +79,7 @@ Symbols → Pyomo components:
     arcs out of u / into v    indexed sets OUT[u], IN[v]
     x_ij, φ_iv, class of v    params x[i,j], phi[i,v], cls[v]
     α, ε, M⁻_i, M⁺_i          params alpha, epsilon, big_m_neg[i], big_m_pos[i]
+    S1–S3 on or off           param strengthening ('on' | 'off')
     w⁻_iu, w⁺_iu, w_iv        vars w_neg[i,u], w_pos[i,u], w_term[i,v]
     z⁻_iuv, z⁺_iuv            vars z_neg[i,u,v], z_pos[i,u,v]
     λ_il, d_u, y⁻_uv, y⁺_uv    vars lam[i,l], d[u], y_neg[u,v], y_pos[u,v]
@@ -78,7 +94,13 @@ Departures from the paper and choices:
   pass through Pyomo's solver interfaces or the standard-form hand-off, so big-M is
   used for every solver. M is derived per sample from the bounds (see ``_reach``):
   M⁻_i = R_i + 1 + ε and M⁺_i = R_i + 1 with R_i = max |a·x_i| = ‖x_i‖₁ on the box
-  (≤ p), ‖x_i‖_∞ under ‖a‖₁ ≤ 1 or with univariate splits (≤ 1).
+  (≤ p), ‖x_i‖_∞ under ‖a‖₁ ≤ 1 or with univariate splits (≤ 1). Both are attained at
+  feasible points (a node sending all samples positive with a_j = 1 on x_i's support, resp.
+  its largest x_ij, and b = −1; for M⁺ the mirror, all negative with b = 1), so no smaller
+  M is valid for these bounds and ``strengthening`` leaves it as it is.
+* By default (``strengthening="on"``) the model adds S1–S3 (see Options): d and the
+  terminal flows w_iv are binary, (5) is an equality, and inactive nodes get (odtk) rows
+  that zero their flow and split. ``strengthening="off"`` is the paper's model as above.
 * ``domain="l1"`` is the authors' ‖a‖₁ ≤ 1 (stated with (13)); the default is the paper's box.
 * Univariate splits use binaries e_uj with a_uj ∈ [−1, 1] (the authors' code uses
   a ∈ {−1, 0, 1}); the negative coefficient lets (11) mirror a split. Mirroring
@@ -131,6 +153,7 @@ CHOICES = {
     "tree": (False, True),
     "fairness": (None, "demographic_parity", "equal_opportunity", "predictive_equality"),
     "fairness_form": ("rates", "counts"),
+    "strengthening": ("on", "off"),
 }
 # options whose constraints a diagram built without them (e.g. by a heuristic) may violate
 SIDE_CONSTRAINTS = ("fairness", "max_nodes", "min_samples", "min_share")
@@ -183,6 +206,8 @@ def _params(m: pyo.AbstractModel) -> None:
     m.domain = pyo.Param(within=pyo.Any,
                          doc="split domain: 'box' (a ∈ [−1, 1]^p) or 'l1' (‖a‖₁ ≤ 1)")
     m.tree = pyo.Param(within=pyo.Boolean, doc="tree mode: arcs fixed to the tree, (7) as an equality")
+    m.strengthening = pyo.Param(within=pyo.Any,
+                                doc="'on': odtk's optimum-preserving strengthening; 'off': the paper's model")
     m.U = pyo.Set(initialize=lambda m: list(m.V) if pyo.value(m.univariate) else [],
                   within=m.V, doc="nodes restricted to univariate splits")
     m.big_m_neg = pyo.Param(
@@ -215,12 +240,13 @@ def _reach(m, i) -> float:
 
 def _variables(m: pyo.AbstractModel) -> None:
     m.d = pyo.Var(m.V, bounds=lambda m, u: (1, 1) if u == pyo.value(m.root) else (0, 1),
-                  doc="d_u: node u is active (the root always is)")
+                  domain=_integral_when_strengthened, doc="d_u: node u is active (the root always is)")
     m.y_neg = pyo.Var(m.A, domain=pyo.Binary, doc="y⁻_uv: negative arc of u goes to v")
     m.y_pos = pyo.Var(m.A, domain=pyo.Binary, doc="y⁺_uv: positive arc of u goes to v")
     m.w_neg = pyo.Var(m.I, m.V, bounds=(0, 1), doc="w⁻_iu: sample i leaves u on the negative side")
     m.w_pos = pyo.Var(m.I, m.V, bounds=(0, 1), doc="w⁺_iu: sample i leaves u on the positive side")
-    m.w_term = pyo.Var(m.I, m.C, bounds=(0, 1), doc="w_iv: sample i reaches terminal v")
+    m.w_term = pyo.Var(m.I, m.C, bounds=(0, 1), domain=_integral_when_strengthened,
+                       doc="w_iv: sample i reaches terminal v")
     m.z_neg = pyo.Var(m.I, m.A, bounds=(0, 1), doc="z⁻_iuv: flow of i on the negative arc u→v")
     m.z_pos = pyo.Var(m.I, m.A, bounds=(0, 1), doc="z⁺_iuv: flow of i on the positive arc u→v")
     m.lam = pyo.Var(m.I, m.L, domain=pyo.Binary, doc="λ_il: sample i goes positive at layer l")
@@ -228,6 +254,15 @@ def _variables(m: pyo.AbstractModel) -> None:
     m.a_minus = pyo.Var(m.V, m.J, bounds=(0, A_BOUND), doc="a⁻_uj: negative part of a_uj")
     m.b = pyo.Var(m.V, bounds=(-B_BOUND, B_BOUND), doc="b_u: intercept of the split")
     m.e = pyo.Var(m.U, m.J, domain=pyo.Binary, doc="e_uj: univariate split of u uses feature j")
+
+
+def _strengthened(m) -> bool:
+    return pyo.value(m.strengthening) == "on"
+
+
+def _integral_when_strengthened(m, *_):
+    """S1: d and w_term binary when strengthened (they are 0/1 at integral y and λ anyway)."""
+    return pyo.Binary if _strengthened(m) else pyo.Reals
 
 
 def _objective(m):
@@ -261,11 +296,33 @@ def _flow_constraints(m: pyo.AbstractModel) -> None:
         m.I, m.L, doc="(4) sample i goes negative at layer l only if λ_il = 0",
         rule=lambda m, i, l: sum(m.w_neg[i, u] for u in m.VL[l]) <= 1 - m.lam[i, l])
     m.side_pos = pyo.Constraint(
-        m.I, m.L, doc="(5) sample i goes positive at layer l only if λ_il = 1",
-        rule=lambda m, i, l: sum(m.w_pos[i, u] for u in m.VL[l]) <= m.lam[i, l])
+        m.I, m.L, rule=_side_pos,
+        doc="(5) sample i goes positive at layer l only if λ_il = 1 (if and only if, strengthened)")
     m.terminal_flow = pyo.Constraint(
         m.I, m.C, doc="(17) flow reaching a class terminal",
         rule=lambda m, i, v: m.w_term[i, v] == _inflow(m, i, v))
+    m.flow_at_active = pyo.Constraint(
+        m.I, m.V, rule=_flow_at_active,
+        doc="(odtk, strengthened) S3: flow passes active nodes only, w⁻_iu + w⁺_iu ≤ d_u")
+
+
+def _side_pos(m, i, l):
+    """(5); S2 states it as λ_il = Σ_{u∈V_l} w⁺_iu when strengthened.
+
+    Valid: λ_il enters (4)–(5) only. A sample reaching layer l has λ_il equal to that sum
+    already; one that does not leaves λ_il free, and λ_il = 0 keeps the point feasible with
+    the same objective. So every feasible point has a copy meeting the equality.
+    """
+    positive = sum(m.w_pos[i, u] for u in m.VL[l])
+    return positive == m.lam[i, l] if _strengthened(m) else positive <= m.lam[i, l]
+
+
+def _flow_at_active(m, i, u):
+    """S3 (strengthened): w⁻_iu + w⁺_iu ≤ d_u. Valid: an inactive node has no entering arc by
+    (8), hence no inflow by (9)–(10), and (1) makes its flow zero (the root is active)."""
+    if not _strengthened(m):
+        return pyo.Constraint.Skip
+    return m.w_neg[i, u] + m.w_pos[i, u] <= m.d[u]
 
 
 def _topology_constraints(m: pyo.AbstractModel) -> None:
@@ -339,17 +396,49 @@ def _split_constraints(m: pyo.AbstractModel) -> None:
         m.I, m.V, doc="(14) positive side: a_u·x_i ≥ b_u (big-M)",
         rule=lambda m, i, u: _hyperplane(m, u, i) >= m.b[u] - m.big_m_pos[i] * (1 - m.w_pos[i, u]))
     m.one_feature = pyo.Constraint(
-        m.U, doc="(15) a univariate split selects one feature",
-        rule=lambda m, u: sum(m.e[u, j] for j in m.J) == 1)
+        m.U, doc="(15) a univariate split selects one feature (an active node's, strengthened)",
+        rule=lambda m, u: sum(m.e[u, j] for j in m.J) == _active(m, u))
     m.selected_feature = pyo.Constraint(
         m.U, m.J, doc="(16) only the selected feature has a non-zero coefficient",
         rule=lambda m, u, j: m.a_plus[u, j] + m.a_minus[u, j] <= m.e[u, j])
+    m.inactive_weight = pyo.Constraint(
+        m.V, m.J, rule=_inactive_weight,
+        doc="(odtk, strengthened) S3: box weights vanish at inactive nodes, a⁺_uj + a⁻_uj ≤ d_u")
+    m.inactive_intercept = pyo.Constraint(
+        m.V, [-1, 1], rule=_inactive_intercept,
+        doc="(odtk, strengthened) S3: the intercept vanishes at inactive nodes, |b_u| ≤ d_u")
 
 
 def _split_norm(m, u):
+    """‖a_u‖₁ ≤ 1 (l1), ≤ d_u when strengthened (S3)."""
     if pyo.value(m.domain) == "box":
         return pyo.Constraint.Skip
-    return sum(m.a_plus[u, j] + m.a_minus[u, j] for j in m.J) <= A_BOUND
+    return sum(m.a_plus[u, j] + m.a_minus[u, j] for j in m.J) <= A_BOUND * _active(m, u)
+
+
+def _active(m, u):
+    """d_u when strengthened (S3: a zero split at inactive nodes), else 1."""
+    return m.d[u] if _strengthened(m) else 1
+
+
+def _inactive_weight(m, u, j):
+    """S3 on the box (the l1 norm and (15)–(16) carry it otherwise): a⁺_uj + a⁻_uj ≤ d_u.
+
+    Valid: an inactive node has no flow (see ``_flow_at_active``), so (13)–(14) are slack for
+    every sample and a_u, b_u, e_u appear in no other row: zero keeps the point feasible with
+    the same objective. At an active node, a⁺_uj + a⁻_uj ≤ 1 drops only the representations
+    with a⁺_uj, a⁻_uj > 0 of a weight a_uj that min(a⁺_uj, a⁻_uj) = 0 also represents.
+    """
+    if not _strengthened(m) or pyo.value(m.domain) != "box" or u in m.U:
+        return pyo.Constraint.Skip
+    return m.a_plus[u, j] + m.a_minus[u, j] <= A_BOUND * m.d[u]
+
+
+def _inactive_intercept(m, u, sign):
+    """S3: ±b_u ≤ d_u (valid as for ``_inactive_weight``)."""
+    if not _strengthened(m):
+        return pyo.Constraint.Skip
+    return sign * m.b[u] <= B_BOUND * m.d[u]
 
 
 def _extension_constraints(m: pyo.AbstractModel) -> None:
@@ -388,7 +477,7 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
               tree: bool = False, domain: str = "box", fairness: str | None = None,
               fairness_form: str = "rates", xi: float | None = None, max_nodes: int | None = None,
               min_samples: int | None = None, min_share: float | None = None,
-              group: np.ndarray | None = None) -> dict:
+              group: np.ndarray | None = None, strengthening: str = "on") -> dict:
     """Pyomo data for ``create_instance``: ``X`` scaled to [0, 1] (n × p), ``y`` in ``0..n_classes-1``.
 
     ``skeleton`` is a layered diagram skeleton (``odtk.skeletons.diagram_skeleton``);
@@ -403,6 +492,8 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
         raise ValueError("tree=True needs a skeleton that doubles at every layer (1-2-4-…).")
     if domain not in CHOICES["domain"]:
         raise ValueError(f"domain must be 'box' or 'l1'; got {domain!r}.")
+    if strengthening not in CHOICES["strengthening"]:
+        raise ValueError(f"strengthening must be 'on' or 'off'; got {strengthening!r}.")
     terminals = [len(skeleton) + k for k in range(n_classes)]  # the terminal of class k
     samples = range(X.shape[0])
     return {None: {
@@ -416,6 +507,7 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
         "univariate": {None: bool(univariate)},
         "domain": {None: domain},
         "tree": {None: bool(tree)},
+        "strengthening": {None: strengthening},
         "positive": {None: terminals[POSITIVE_CLASS]},
         "max_nodes": {None: len(skeleton) if max_nodes is None else int(max_nodes)},
         "min_samples": {None: _stability_bound(len(y), min_samples, min_share)},
@@ -578,8 +670,9 @@ def warm_start(instance, graph: nx.DiGraph, X: np.ndarray) -> None:
     at, goes_true = _route(graph, X)
     for var in instance.component_data_objects(pyo.Var):
         var.set_value(0, skip_validation=True)
-    for u in instance.U:  # (15) holds at inactive nodes too
-        instance.e[u, instance.J.first()].set_value(1)
+    if not _strengthened(instance):  # (15) holds at inactive nodes too
+        for u in instance.U:
+            instance.e[u, instance.J.first()].set_value(1)
     layer = {u: l for l in instance.L for u in instance.VL[l]}
     for node, attrs in graph.nodes(data=True):
         if "label" in attrs:

@@ -35,6 +35,7 @@ from odtk.oracles import MilpOracle
 from odtk.results import SolveResult
 from odtk.skeletons import SHAPES, diagram_skeleton, parse_widths, topology_skeleton, tree_skeleton
 from odtk.solvers import SolverOptions, SolverOutcome, get_spec, require_solver, solve_instance
+from odtk.solvers.options import MAX_SECONDS
 
 FORMULATIONS: dict[str, ModuleType] = {
     module.KEY: module for module in (benders, binoct, bertsimas_dunn_oct, categorical, flowoct, odd)}
@@ -340,6 +341,10 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     solver = _solver_for(module, solver, mip_gap)
     hyper.update(ENGINES[model].VARIANTS[model] if model in ENGINES else {})
     options = SolverOptions(time_limit=time_limit, mip_gap=mip_gap, threads=threads, seed=seed, log=log)
+    if isinstance(heuristic_time, bool) or not isinstance(heuristic_time, (int, float)) \
+            or not 0 < heuristic_time <= MAX_SECONDS:
+        raise ConfigError(f"heuristic_time (--heuristic-time) must be a number of seconds above 0 and at most "
+                          f"{MAX_SECONDS:g}, got {heuristic_time!r}.")
     shape = _skeleton(module, depth, skeleton, hyper)
     if shape.graph["kind"] in ("tree", "search", "topology"):
         depth = shape.graph["depth"]

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import sys
+import threading
 import warnings
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import click
@@ -21,6 +24,10 @@ class OdtkGroup(click.Group):
     """Turns odtk's errors and the commands' usage errors into one-line messages."""
 
     def invoke(self, ctx: click.Context):
+        with _sigterm_raises():
+            return self._invoke(ctx)
+
+    def _invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except OdtkError as exc:
@@ -37,6 +44,31 @@ class OdtkGroup(click.Group):
         except KeyboardInterrupt:
             click.echo("odtk: interrupted", err=True)
             sys.exit(130)
+        except Terminated:
+            click.echo("odtk: terminated", err=True)
+            sys.exit(128 + signal.SIGTERM)
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the program is, so that solver processes are stopped and temporary
+    files removed on the way out (the default action would end odtk and leave them)."""
+
+
+def _terminate(signum: int, frame) -> None:
+    raise Terminated
+
+
+@contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """While a command runs (in the main thread), SIGTERM raises :class:`Terminated`."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @click.group(cls=OdtkGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -281,6 +313,8 @@ def experiment_run(grid_file: str, db: str | None, jobs: int, executor: str, sch
     store = ResultStore(db or Path(grid_file).with_suffix(".sqlite"))
     with ExitStack() as bars:
         def progress(phase: str, total: int):
+            if not sys.stderr.isatty():  # a log file: one line per finished run
+                return _run_lines(grid.name, phase, total)
             failed = [0]
             bar = bars.enter_context(click.progressbar(
                 length=total, label=f"{grid.name} {phase} runs", file=sys.stderr, show_eta=True,
@@ -293,8 +327,24 @@ def experiment_run(grid_file: str, db: str | None, jobs: int, executor: str, sch
 
         report = run_campaign(grid, store, jobs=jobs, executor=executor, scheduler=scheduler,
                               retry_failed=retry_failed, progress=progress)
-    click.echo(f"{grid.name}: {report.planned} runs, {report.skipped} already recorded, "
+    elsewhere = f", {report.elsewhere} under way in another campaign" if report.elsewhere else ""
+    click.echo(f"{grid.name}: {report.planned} runs, {report.skipped} already recorded{elsewhere}, "
                f"{report.done} done, {report.failed} failed -> {store.path}")
+
+
+def _run_lines(campaign: str, phase: str, total: int):
+    """Progress for a log: a line per finished run (its setting and outcome)."""
+    finished = [0]
+
+    def line(row: dict) -> None:
+        finished[0] += 1
+        shape = f"depth {row['depth']}" if row.get("depth") is not None else row.get("skeleton")
+        options = [f"{key}={value}" for key, value in (row.get("options") or {}).items()]
+        setting = [row["dataset"], f"seed {row['seed']}", row["method"], shape, *options, row.get("solver")]
+        outcome = row.get("termination") if row["status"] == "done" else f"failed: {row.get('message', '')}"
+        click.echo(f"{campaign} {phase} [{finished[0]}/{total}] {' '.join(str(p) for p in setting if p)}: {outcome}",
+                   err=True)
+    return line
 
 
 @experiment.command("report")

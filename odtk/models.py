@@ -31,6 +31,7 @@ import pandas as pd
 
 from odtk.datasets import FeatureEncoder
 from odtk.exceptions import DataError, ModelFileError, OdtkError
+from odtk.files import read_regular
 
 Unscale = tuple[np.ndarray, np.ndarray]  # per encoded column: x_scaled = (x - offset) / scale
 FILE_FORMAT = "odtk-model"
@@ -391,11 +392,12 @@ class TrainedModel:
     @classmethod
     def load(cls, path: str | os.PathLike) -> "TrainedModel":
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            text = read_regular(path, "model").decode("utf-8")
         except FileNotFoundError:
             raise ModelFileError(f"Model file {path} does not exist.") from None
         except (OSError, UnicodeDecodeError) as exc:
-            raise ModelFileError(f"Cannot read model file {path} ({exc}); pass a model JSON saved by "
+            reason = exc.strerror if isinstance(exc, OSError) else exc
+            raise ModelFileError(f"Cannot read model file {path} ({reason}); pass a model JSON saved by "
                                  "`odtk solve --output`.") from None
         try:
             data = json.loads(text)

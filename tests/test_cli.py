@@ -95,6 +95,18 @@ def test_output_is_never_overwritten_without_force(tmp_path):
      ["contradicts"]),
     (["--model", "flowoct", "--dataset", "flowoct/monk1", "--depth", "1", "--time-limit", "-3"],
      ["time_limit"]),
+    (["--model", "flowoct", "--dataset", "flowoct/monk1", "--depth", "1", "--gap", "2"],
+     ["--gap", "relative gap below 1", "0.01"]),
+    (["--model", "flowoct", "--dataset", "flowoct/monk1", "--depth", "1", "--threads", "10000"],
+     ["--threads", "from 0 to 1024"]),
+    (["--model", "flowoct", "--dataset", "flowoct/monk1", "--depth", "1", "--seed", str(2**40)],
+     ["--seed", "2147483647"]),
+    (["--model", "flowoct", "--dataset", "flowoct/monk1", "--depth", "1", "--time-limit", "1e300"],
+     ["--time-limit", "at most 1e+07", "leave it out"]),
+    (["--model", "odd", "--dataset", "uci/iris", "--skeleton", "1-2", "--heuristic-time", "nan"],
+     ["--heuristic-time", "nan"]),
+    (["--model", "odd", "--dataset", "uci/iris", "--skeleton", "1-2", "--heuristic-time", "-1"],
+     ["--heuristic-time", "above 0"]),
 ])
 def test_bad_solve_arguments(args, words):
     assert_one_line_error(odtk("solve", *args), *words)

@@ -16,6 +16,7 @@ import json
 import multiprocessing
 import multiprocessing.synchronize
 import os
+import re
 import signal
 import sqlite3
 import subprocess
@@ -479,8 +480,8 @@ def test_worker_whose_runner_died_during_start_up_does_not_run(tmp_path):
     # the worker cannot have its job before its runner is gone, however the machine schedules them.
     parent = textwrap.dedent("""
         import os, subprocess, sys
-        from odtk.experiments.worker import BOOTSTRAP
-        worker = subprocess.Popen([sys.executable, "-c", BOOTSTRAP, sys.argv[1], str(os.getpid())],
+        from odtk.experiments.worker import BOOTSTRAP, CODE_ROOT
+        worker = subprocess.Popen([sys.executable, "-c", BOOTSTRAP, sys.argv[1], str(os.getpid()), CODE_ROOT],
                                   stdin=int(sys.argv[2]), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                   start_new_session=True)
         print(worker.pid)
@@ -501,6 +502,71 @@ def test_worker_whose_runner_died_during_start_up_does_not_run(tmp_path):
         assert not result.exists(), "the worker ran its job although its runner was already gone"
     finally:
         kill_all([worker])
+
+
+@needs_proc
+def test_ctrl_c_stops_a_campaign_at_once_and_records_nothing_under_way(tmp_path):
+    if not solver_status("cbc").available:
+        pytest.skip("the fake CBC entry copies the cbc entry (package cbcbox)")
+    log = tmp_path / "hangcbc.log"
+    registry = fake_registry(tmp_path, hangcbc=fake_cbc(tmp_path / "hangcbc", f'echo $$ >> "{log}"\n{HANG}'))
+    grid = write_yaml(tmp_path / "grid.yaml", {  # four runs, one at a time: each would hang until its guard
+        "name": "stop", "datasets": [{"name": "flowoct/monk1", "rows": ROWS}], "seeds": [0, 1],
+        "solvers": ["hangcbc"], "time_limit": 2, "guard": HANG_STOP, "methods": [{"model": "flowoct", "depth": [1, 2]}],
+        "selection": {"retrain": False}})
+    marker, db = uuid.uuid4().hex, tmp_path / "r.sqlite"
+    runner = subprocess.Popen(odtk_command("experiment", "run", grid, "--db", db), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True,
+                              env={**os.environ, "ODTK_SOLVERS": str(registry), "ODTK_TEST_MARK": marker,
+                                   "TMPDIR": private_tmp(tmp_path)})
+    try:
+        deadline = time.monotonic() + HANG_STOP
+        while not started(log):
+            assert runner.poll() is None and time.monotonic() < deadline, "the fake solver never started"
+            time.sleep(0.05)
+        runner.send_signal(signal.SIGINT)
+        out, err = runner.communicate(timeout=HANG_STOP)  # the guard would take HANG_STOP per run
+        assert runner.returncode == 130 and err.strip().splitlines()[-1] == "odtk: interrupted", err
+        assert not wait_unmarked(marker), "a worker or solver outlived the interrupted campaign"
+        assert len(started(log)) == 1, "runs queued behind the interrupted one were started"
+        assert row_count(db) == 0
+        with closing(sqlite3.connect(db)) as connection:  # its claims were given back
+            assert connection.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0
+    finally:
+        kill_all(marked(marker))
+
+
+def test_two_identical_campaigns_compute_each_run_once(tmp_path):
+    grid = write_yaml(tmp_path / "grid.yaml", {
+        "name": "twice", "datasets": [{"name": "flowoct/monk1", "rows": ROWS}], "seeds": [0, 1, 2],
+        "solvers": ["highs"], "methods": [{"model": "flowoct", "depth": [1, 2]}], "selection": {"retrain": False}})
+    db = tmp_path / "r.sqlite"
+    processes = [subprocess.Popen(odtk_command("experiment", "run", grid, "--db", db), stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [process.communicate(timeout=CAMPAIGN_HANG_STOP) for process in processes]
+    assert [process.returncode for process in processes] == [0, 0], outputs
+    done = [int(re.search(r"(\d+) done", out).group(1)) for out, _ in outputs]
+    assert sum(done) == 6, outputs  # every run computed by one campaign, none by both
+    frame = frame_of(db)
+    assert len(frame) == 6 and (frame["status"] == "done").all() and (frame["attempts"] == 1).all()
+    for (out, _), count in zip(outputs, done):
+        assert count == 6 or f"{6 - count} under way in another campaign" in out, out
+
+
+def test_workers_import_odtk_as_the_runner_does(tmp_path):
+    """A folder holding an ``odtk/`` package or a ``numpy.py`` is no module source for the workers."""
+    folder = tmp_path / "work"
+    (folder / "odtk").mkdir(parents=True)
+    for name in ("odtk/__init__.py", "numpy.py"):
+        (folder / name).write_text("raise ImportError('the wrong module was imported')\n")
+    grid = write_yaml(folder / "grid.yaml", {
+        "name": "path", "datasets": [{"name": "flowoct/monk1", "rows": ROWS}], "methods": [{"model": "flowoct",
+                                                                                          "depth": 1}],
+        "selection": {"retrain": False}})
+    console = Path(sys.executable).with_name("odtk")  # the entry point, which does not put the folder on the path
+    run = subprocess.run([str(console), "experiment", "run", "grid.yaml"], capture_output=True, text=True, cwd=folder,
+                         timeout=CAMPAIGN_HANG_STOP)
+    assert run.returncode == 0 and "1 done, 0 failed" in run.stdout, run.stdout + run.stderr
 
 
 # --------------------------------------------------------------------------- 4 + 6. faults, re-runs
@@ -623,6 +689,14 @@ BAD_GRIDS = {
     "split-not-summing-to-1": ({**BASE, "split": [0.5, 0.3, 0.3]}, ["split", "summing to 1"]),
     "negative-time-limit": ({**BASE, "time_limit": -5}, ["time_limit", "-5"]),
     "stratify-not-a-switch": ({**BASE, "stratify": "no"}, ["stratify", "true or false"]),
+    "seed-beyond-32-bits": ({**BASE, "seeds": [2**66]}, ["seeds", "from 0 to 2147483647"]),
+    "threads-10000": ({**BASE, "threads": 10000}, ["threads", "from 1 to 1024"]),
+    "time-limit-1e300": ({**BASE, "time_limit": 1e300}, ["time_limit", "up to 1e+07"]),
+    "a-million-runs": ({**BASE, "seeds": list(range(1000)),
+                        "methods": [{"model": "flowoct", "depth": 1, "options": {"lam": [k / 1000 for k in range(1000)]}}]},
+                       ["1,000,000 runs", "split it into several grids"]),
+    "options-product-explodes": ({**BASE, "methods": [{"model": "odd", "skeleton": "1-2", "options": {
+        "alpha": [0.1] * 100, "epsilon": [0.001] * 100, "xi": [0.5] * 100}}]}, ["1,000,000 runs"]),
     "non-mapping-top-level": ([BASE], ["mapping"]),
 }
 

@@ -43,6 +43,16 @@ one file for both, missing or unwritable folders       test_failing_solve_writes
 ``odtk predict --output``                              test_predict_output_needs_force
 ``odtk experiment report --out``                       test_existing_report_needs_force,
                                                        test_report_folder_that_cannot_be_made_is_refused
+results database: another application's SQLite file,   test_campaign_into_another_applications_database_
+damaged in the middle, a full disk mid-campaign        leaves_it_untouched, test_damaged_results_database_
+                                                       is_refused_in_one_line, test_disk_full_during_a_
+                                                       campaign_is_one_line_and_keeps_what_was_recorded
+campaigns: Ctrl-C, two identical campaigns, a folder   tests/test_experiments.py::test_ctrl_c_stops_a_
+holding ``odtk/`` or ``numpy.py``                      campaign_at_once_and_records_nothing_under_way,
+                                                       test_two_identical_campaigns_compute_each_run_once,
+                                                       test_workers_import_odtk_as_the_runner_does
+SIGTERM during a CBC solve                             tests/test_solver_faults.py::test_sigterm_during_a_
+                                                       cbc_solve_stops_cbc_and_removes_its_files
 =====================================================  ===================================================
 """
 from __future__ import annotations
@@ -55,7 +65,7 @@ import os
 import sqlite3
 import stat
 from collections.abc import Callable
-from contextlib import closing
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -614,3 +624,94 @@ def test_usage_errors_are_one_line_with_exit_code_2(tmp_path, args, words):
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("odtk: error: "), run.stderr
     assert all(word in lines[0] for word in words), lines[0]
+
+
+# --------------------------------------------------------------------------- results databases
+def _campaign_grid(folder: Path, seeds: int = 1) -> Path:
+    grid = folder / "grid.yaml"
+    grid.write_text(f"name: g\ndatasets: [{{name: flowoct/monk1, rows: 30}}]\nseeds: {list(range(seeds))}\n"
+                    "methods: [{model: flowoct, depth: 1}]\nselection: {retrain: false}\n")
+    return grid
+
+
+def test_campaign_into_another_applications_database_leaves_it_untouched(tmp_path):
+    """Neither switched to WAL nor given odtk's tables: refused before anything is written."""
+    other = tmp_path / "notes.sqlite"
+    with closing(sqlite3.connect(other)) as db:
+        db.execute("CREATE TABLE notes (text TEXT)")
+        db.execute("INSERT INTO notes VALUES ('precious')")
+        db.commit()
+    assert_refused_untouched(tmp_path, ["experiment", "run", _campaign_grid(tmp_path), "--db", other],
+                             "notes.sqlite", "another application's database", "notes", "choose another --db")
+
+
+def test_damaged_results_database_is_refused_in_one_line(tmp_path):
+    db = tmp_path / "r.sqlite"
+    store = ResultStore(db)
+    for k in range(200):  # several pages of rows
+        store.record({"id": f"run{k}", "status": "done", "message": "x" * 500})
+    data = bytearray(db.read_bytes())
+    data[len(data) // 2:len(data) // 2 + 8192] = b"\xff" * 8192  # garbage in the middle
+    db.write_bytes(bytes(data))
+    for args in (["experiment", "run", _campaign_grid(tmp_path), "--db", db],
+                 ["experiment", "report", db, "--out", tmp_path / "report"]):
+        assert_refused_untouched(tmp_path, args, "r.sqlite", "damaged", "restore it from a copy")
+
+
+def test_disk_full_during_a_campaign_is_one_line_and_keeps_what_was_recorded(tmp_path, monkeypatch):
+    db = tmp_path / "r.sqlite"
+    ResultStore(db)
+    raw = ResultStore._raw
+
+    @contextmanager
+    def full(self):  # the file may not grow any more, as on a full disk
+        with raw(self) as connection:
+            pages = connection.execute("PRAGMA page_count").fetchone()[0]
+            connection.execute(f"PRAGMA max_page_count = {pages}")
+            yield connection
+
+    monkeypatch.setattr(ResultStore, "_raw", full)
+    run = odtk("experiment", "run", _campaign_grid(tmp_path, seeds=8), "--db", db)
+    assert run.exit_code == 1 and "Traceback" not in run.stderr, run.output
+    last = run.stderr.strip().splitlines()[-1]  # after the lines of the runs that finished
+    assert last.startswith("odtk: error: ") and "r.sqlite" in last and "the disk is full" in last, run.stderr
+    monkeypatch.undo()
+    frame = ResultStore(db).frame()  # still a sound database: whole rows or none
+    assert (frame["status"] == "done").all() and frame["objective"].notna().all() and len(frame) < 8
+
+
+# --------------------------------------------------------------------------- files that are not files
+@pytest.fixture(params=["device", "fifo"])
+def not_a_file(request, tmp_path) -> Path:
+    """A path that is no regular file: read whole it never ends (/dev/zero) or blocks (a FIFO)."""
+    if request.param == "device":
+        return Path("/dev/zero")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    return fifo
+
+
+@pytest.mark.skipif(not Path("/dev/zero").exists() or not hasattr(os, "mkfifo"), reason="POSIX devices and FIFOs")
+@pytest.mark.parametrize("command", ["csv", "model-file", "warm-start", "grid", "registry"])
+def test_non_regular_files_are_refused_without_reading(tmp_path, not_a_file, command, base_csv):
+    args, env = {
+        "csv": ([*SOLVE, "--csv", not_a_file, "--target", "y"], None),
+        "model-file": (["predict", "--model-file", not_a_file, "--csv", base_csv], None),
+        "warm-start": ([*SOLVE, "--csv", base_csv, "--target", "y", "--warm-start", not_a_file], None),
+        "grid": (["experiment", "run", not_a_file, "--db", tmp_path / "r.sqlite"], None),
+        "registry": (["solvers"], {"ODTK_SOLVERS": str(not_a_file)}),
+    }[command]
+    registry.cache_clear()  # the registry named by $ODTK_SOLVERS is read afresh
+    try:
+        assert_refused_untouched(tmp_path, args, str(not_a_file), "not a regular file", env=env)
+    finally:
+        registry.cache_clear()
+
+
+def test_yaml_alias_bomb_is_refused_unexpanded(tmp_path):
+    lines = ["name: bomb", "a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{k}: &a{k} [{', '.join([f'*a{k - 1}'] * 10)}]" for k in range(1, 9)]  # 10^9 leaves
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("\n".join([*lines, "datasets: *a8", "methods: []"]) + "\n")
+    assert_refused_untouched(tmp_path, ["experiment", "run", grid, "--db", tmp_path / "r.sqlite"],
+                             "grid.yaml", "alias", "write the values out")

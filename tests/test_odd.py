@@ -11,6 +11,7 @@ from odtk.models import DecisionGraph
 from odtk.skeletons import diagram_skeleton, tree_skeleton
 from odtk.solvers import SolverOptions, solve_instance
 
+from brute_force import all_trees
 from feasibility import assert_feasible
 
 
@@ -390,3 +391,66 @@ def test_tree_mode_refuses_a_diagram_with_a_merge():
     X, y = _scaled(13)
     with pytest.raises(ValueError, match="tree mode needs a tree"):
         odd.warm_start(_instance(X, y, "1-2-4", tree=True), _hand_built(), X)
+
+
+# --------------------------------------------------------------------------- strengthening
+def _fewest_penalised_errors(X, y, alpha: float) -> float:
+    """Independent oracle for a univariate 1-2 diagram on 0/1 features (a depth-2 tree, as (8)
+    forbids both root arcs into one node): the best error rate plus α · (splits − 1) / 2 over
+    every tree that brute force enumerates (a single leaf is a root sending all one way)."""
+    return min(float(np.mean(predicted != y)) + alpha * max(splits - 1, 0) / 2
+               for predicted, splits, _ in all_trees(X, 2, 2))
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.1])
+def test_both_forms_reach_the_brute_force_optimum(solver, alpha):
+    X, y = _binary(8, n=12, p=3)
+    expected = _fewest_penalised_errors(X, y, alpha)
+    for strengthening in ("on", "off"):
+        _, outcome = _solve(X, y, "1-2", solver=solver, alpha=alpha, univariate=True,
+                            strengthening=strengthening)
+        assert outcome.termination == "optimal", strengthening
+        assert outcome.objective == pytest.approx(expected, abs=1e-6), strengthening
+
+
+@pytest.mark.parametrize("univariate, alpha", [(True, 0.0), (False, 0.2)])
+def test_the_strengthened_diagram_keeps_the_papers_optimum(solver, univariate, alpha):
+    X, y = _scaled(17, n=7)
+    optima = {}
+    for strengthening in ("on", "off"):
+        instance, outcome = _solve(X, y, "1-2-2", solver=solver, alpha=alpha, univariate=univariate,
+                                   strengthening=strengthening)
+        assert outcome.termination == "optimal", strengthening
+        graph = odd.decode(instance)
+        assert odd.objective_of(graph, _predict(graph, X), y, diagram_skeleton("1-2-2"),
+                                alpha=alpha) == pytest.approx(outcome.objective, abs=1e-6)
+        optima[strengthening] = outcome.objective
+    assert optima["on"] == pytest.approx(optima["off"], abs=1e-6)
+
+
+def test_strengthening_off_builds_the_papers_model():
+    X, y = _scaled(18, n=8)
+    off = _instance(X, y, "1-2-2", univariate=True, strengthening="off")
+    on = _instance(X, y, "1-2-2", univariate=True)
+    assert pyo.value(on.strengthening) == odd.CHOICES["strengthening"][0] == "on"
+    for name in ("flow_at_active", "inactive_weight", "inactive_intercept"):
+        assert len(getattr(off, name)) == 0
+    assert len(on.flow_at_active) == len(on.I) * len(on.V) and len(on.inactive_intercept) == 2 * len(on.V)
+    assert all(not c.equality for c in off.side_pos.values()) and all(c.equality for c in on.side_pos.values())
+    assert not any(v.is_integer() for v in [*off.d.values(), *off.w_term.values()])
+    assert all(v.is_binary() for v in [*on.d.values(), *on.w_term.values()])
+    with pytest.raises(ValueError, match="strengthening"):
+        odd.make_data(X, y, diagram_skeleton("1-2"), 2, strengthening="yes")
+
+
+def test_a_heuristic_start_is_feasible_in_the_strengthened_model():
+    from odtk.heuristics import construct_diagram
+
+    X, y = _scaled(19, n=14)
+    found = construct_diagram(X, y, [1, 2, 4], 2, alpha=0.1, max_starts=3, seed=0)
+    instance = _instance(X, y, "1-2-4", alpha=0.1, univariate=True)
+    odd.warm_start(instance, found.graph, X)
+    assert_feasible(instance)
+    assert pyo.value(instance.objective) == pytest.approx(found.objective)
+    inactive = [u for u in instance.V if pyo.value(instance.d[u]) < 0.5]
+    assert all(pyo.value(instance.e[u, j]) == 0 for u in inactive for j in instance.J)

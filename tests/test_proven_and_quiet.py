@@ -17,7 +17,7 @@ import pytest
 import odtk
 import odtk.solvers as solvers
 from odtk.solvers import pyomo_handoff
-from odtk.exceptions import SolveError
+from odtk.exceptions import ConfigError, SolveError
 from odtk.solvers import SolverOptions, verified_termination
 
 # 3 features, 12 rows: depth 1 is solved in milliseconds by every solver (and fits the free licences)
@@ -62,9 +62,17 @@ def test_a_claimed_optimum_with_a_gap_through_pyomo_is_not_reported_optimal(solv
         odtk.solve("flowoct", SMALL, target="y", depth=1, solver=solver, handoff="pyomo")
 
 
+@pytest.mark.parametrize("gap", [1, 2, 1e300])
+def test_a_relative_gap_of_one_or_more_is_refused(gap):
+    with pytest.raises(ConfigError, match="relative gap below 1"):
+        SolverOptions(mip_gap=gap)
+
+
 def test_the_requested_gap_is_the_tolerance():
     options = SolverOptions(mip_gap=0.1)
-    assert verified_termination("highs", "optimal", 100.0, 109.0, options, 1.0) == "optimal"
+    # stopped within the gap asked for: not called optimal (the bound does not meet the objective)
+    assert verified_termination("highs", "optimal", 100.0, 109.0, options, 1.0) == "gap_limit"
+    assert verified_termination("highs", "optimal", 100.0, 100.0 + 5e-5, options, 1.0) == "optimal"
     with pytest.raises(SolveError, match="over the tolerance"):
         verified_termination("highs", "optimal", 100.0, 112.0, options, 1.0)
     # a tight absolute tolerance without a gap; an objective of 0 is not divided by

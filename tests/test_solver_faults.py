@@ -45,6 +45,9 @@ The catalogue; each case runs on every installed solver it applies to.
    stops on it (the solve ends as interrupted; odtk stops waiting for CBC), "odtk: interrupted",
    exit 130, no temporary file left.
    test_ctrl_c_during_the_solve
+7. SIGTERM to odtk alone during a CBC solve: "odtk: terminated", exit 143, CBC stopped with
+   odtk, no temporary file left.
+   test_sigterm_during_a_cbc_solve_stops_cbc_and_removes_its_files
 
 The tests assert what happened, never how long it took; HANG_STOP only stops a test that hangs.
 """
@@ -442,3 +445,31 @@ def test_ctrl_c_during_the_solve(solver, out, tmp_path):
         assert ended == ["interrupted"], f"{solver}'s solve ended as {ended}, not on Ctrl-C"
     assert_untouched(out)
     assert os.listdir(temp) == [], "temporary files were left behind"
+
+
+@needs_cbc
+def test_sigterm_during_a_cbc_solve_stops_cbc_and_removes_its_files(out, tmp_path):
+    """SIGTERM to odtk alone (as a service manager or ``kill`` sends it): CBC, a child process,
+    must not outlive odtk, nor its model files stay in the temporary folder."""
+    temp, log = tmp_path / "temp", tmp_path / "cbc.pid"
+    temp.mkdir()
+    registry_file = fake_registry(tmp_path, cbc=fake_cbc(tmp_path / "cbc", f'echo $$ > "{log}"\nexec sleep 86400'))
+    env = {**os.environ, "TMPDIR": str(temp), "ODTK_SOLVERS": str(registry_file)}
+    process = subprocess.Popen([sys.executable, "-m", "odtk", "solve", *LONG, "--solver", "cbc", *saving(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                               start_new_session=True)
+    try:
+        wait_for(log.exists, lambda: process.poll() is None, "the CBC start")
+        cbc = int(log.read_text())
+        process.send_signal(signal.SIGTERM)
+        _, errors = process.communicate(timeout=HANG_STOP)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert process.returncode == 128 + signal.SIGTERM, errors
+    assert errors.strip().splitlines() == ["odtk: terminated"], errors
+    with pytest.raises(ProcessLookupError):  # odtk killed and reaped CBC on the way out
+        os.kill(cbc, 0)
+    assert_untouched(out)
+    assert os.listdir(temp) == [], "CBC's temporary files were left behind"

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from odtk.exceptions import DataError
+from odtk.files import read_regular
 
 KINDS = ("binary", "numeric", "categorical")
 BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
@@ -244,7 +245,7 @@ def read_csv(path: str | os.PathLike, sep: str | None = None) -> pd.DataFrame:
     """
     path = Path(path)
     try:
-        text = _decode(path.read_bytes(), path)
+        text = _decode(read_regular(path, "csv"), path)
     except FileNotFoundError:
         raise DataError(f"CSV file '{path}' not found; check the path.") from None
     except OSError as exc:

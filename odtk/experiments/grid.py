@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import reprlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,8 +38,10 @@ from odtk import api
 from odtk.datasets import load_dataset
 from odtk.datasets.encoders import THRESHOLDS
 from odtk.exceptions import ConfigError, OdtkError
+from odtk.files import read_regular
 from odtk.skeletons import MAX_DEPTH, SHAPES, parse_widths
 from odtk.solvers import get_spec, parse_yaml
+from odtk.solvers.options import MAX_SECONDS, MAX_SEED, MAX_THREADS
 
 GRID_KEYS = {"name", "datasets", "seeds", "split", "stratify", "solvers", "time_limit", "threads", "guard",
              "methods", "selection"}
@@ -46,6 +49,7 @@ METHOD_KEYS = {"model", "depth", "skeleton", "options", "settings", "solvers", "
 SETTINGS = {"strategy", "heuristic_time", "positive_class", "thresholds", "max_thresholds"}
 SELECTION_KEYS = {"keep", "retrain"}
 KEEPABLE = ("depth", "skeleton")
+MAX_RUNS = 100_000  # runs in one campaign
 IDENTITY = ("phase", "dataset", "rows", "seed", "split", "method", "solver", "depth", "skeleton",
             "options", "settings", "time_limit", "threads")  # what makes two runs the same run
 # identity keys added later: part of the identity only when off their default, so that the
@@ -67,10 +71,12 @@ def load_grid(path: str | Path) -> Grid:
     """Read, validate and expand a grid file; every problem is a one-line ConfigError."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path, "config").decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"Grid file {path} not found; check the path.") from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise ConfigError(f"Cannot read grid file {path} ({exc.strerror}); give the grid's YAML file.") from None
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"Cannot read grid file {path} ({exc}); save it as UTF-8 text.") from None
     return parse_grid(parse_yaml(text, f"Grid file {path}"), str(path))
 
@@ -79,15 +85,15 @@ def parse_grid(raw: Any, source: str = "grid") -> Grid:
     """Validate the grid mapping ``raw`` (as read from YAML) and expand it into runs."""
     spec = _mapping(raw, source, GRID_KEYS, required=("name", "datasets", "methods"))
     name = _text(spec["name"], f"{source}: name")
-    seeds = [_whole(s, f"{source}: seeds", 0) for s in _listed(spec.get("seeds", [0]), f"{source}: seeds")]
+    seeds = [_whole(s, f"{source}: seeds", 0, MAX_SEED) for s in _listed(spec.get("seeds", [0]), f"{source}: seeds")]
     split = _split(spec.get("split", [0.5, 0.25, 0.25]), source)
     stratify = spec.get("stratify", True)
     if not isinstance(stratify, bool):
-        raise ConfigError(f"{source}: stratify must be true or false, got {stratify!r}.")
+        raise ConfigError(f"{source}: stratify must be true or false, got {reprlib.repr(stratify)}.")
     common = {
         "solvers": _solvers(spec.get("solvers", ["highs"]), f"{source}: solvers"),
         "time_limit": _seconds(spec.get("time_limit", 60), f"{source}: time_limit"),
-        "threads": _whole(spec.get("threads", 1), f"{source}: threads", 1),
+        "threads": _whole(spec.get("threads", 1), f"{source}: threads", 1, MAX_THREADS),
         "guard": _seconds(spec.get("guard", 60), f"{source}: guard"),
     }
     datasets = [_dataset(entry, source) for entry in _listed(spec["datasets"], f"{source}: datasets")]
@@ -100,7 +106,8 @@ def parse_grid(raw: Any, source: str = "grid") -> Grid:
         raise ConfigError(f"{source}: selection.keep may hold {', '.join(KEEPABLE)}; got {list(keep)}.")
     retrain = selection.get("retrain", True)
     if not isinstance(retrain, bool):
-        raise ConfigError(f"{source}: selection.retrain must be true or false, got {retrain!r}.")
+        raise ConfigError(f"{source}: selection.retrain must be true or false, got {reprlib.repr(retrain)}.")
+    _count(len(datasets) * len(seeds) * sum(map(len, methods)), source)
     runs = [finish_run({"phase": "grid", "campaign": name, "dataset": dataset, "rows": rows,
                         "seed": seed, "split": split, "stratify": stratify, **setting})
             for (dataset, rows), seed, method in itertools.product(datasets, seeds, methods)
@@ -121,7 +128,7 @@ def _method(raw: Any, where: str, common: dict[str, Any]) -> list[dict[str, Any]
     spec = _mapping(raw, where, METHOD_KEYS, required=("model",))
     model = spec["model"]
     if model not in api.available_models():
-        raise ConfigError(f"{where}: unknown model {model!r}; known: {', '.join(api.available_models())}.")
+        raise ConfigError(f"{where}: unknown model {reprlib.repr(model)}; known: {', '.join(api.available_models())}.")
     depths = [_whole(d, f"{where}: depth", 0, MAX_DEPTH)
               for d in _listed(spec.get("depth", [None]), f"{where}: depth") if d is not None] or [None]
     skeletons = [_skeleton(s, f"{where}: skeleton")
@@ -129,8 +136,9 @@ def _method(raw: Any, where: str, common: dict[str, Any]) -> list[dict[str, Any]
     options = _mapping(spec.get("options", {}), f"{where}: options", None)
     settings = _settings(spec.get("settings", {}), f"{where}: settings")
     names = sorted(options)
-    combos = [dict(zip(names, values)) for values in
-              itertools.product(*(_listed(options[n], f"{where}: options.{n}") for n in names))]
+    values = [_listed(options[n], f"{where}: options.{n}") for n in names]
+    _count(len(depths) * len(skeletons) * math.prod(map(len, values)), where)
+    combos = [dict(zip(names, combo)) for combo in itertools.product(*values)]
     for combo in combos:
         try:
             api.check_options(model, combo)
@@ -145,10 +153,18 @@ def _method(raw: Any, where: str, common: dict[str, Any]) -> list[dict[str, Any]
             for depth, skeleton, combo, solver in itertools.product(depths, skeletons, combos, solvers)]
 
 
+def _count(runs: int, where: str) -> None:
+    """ConfigError when a grid expands to more runs than one campaign takes (checked before
+    expanding, so a typo cannot fill the memory)."""
+    if runs > MAX_RUNS:
+        raise ConfigError(f"{where} expands to {runs:,} runs, over the {MAX_RUNS:,} one campaign takes; "
+                          "split it into several grids.")
+
+
 def _skeleton(raw: Any, where: str) -> str:
     """A skeleton: widths such as 1-2-4 (YAML reads a lone width as a number) or a topology name."""
     if isinstance(raw, bool) or not isinstance(raw, (str, int)):
-        raise ConfigError(f"{where} must be widths such as 1-2-4 or a topology name, got {raw!r}.")
+        raise ConfigError(f"{where} must be widths such as 1-2-4 or a topology name, got {reprlib.repr(raw)}.")
     text = str(raw)
     if text not in SHAPES:
         try:
@@ -164,13 +180,13 @@ def _settings(raw: Any, where: str) -> dict[str, Any]:
     choices = {"strategy": api.STRATEGIES, "thresholds": THRESHOLDS}
     for name, allowed in choices.items():
         if name in settings and settings[name] not in allowed:
-            raise ConfigError(f"{where}: {name} must be one of {', '.join(allowed)}, got {settings[name]!r}.")
+            raise ConfigError(f"{where}: {name} must be one of {', '.join(allowed)}, got {reprlib.repr(settings[name])}.")
     if "heuristic_time" in settings:
         _seconds(settings["heuristic_time"], f"{where}: heuristic_time")
     if settings.get("max_thresholds") is not None:
         _whole(settings["max_thresholds"], f"{where}: max_thresholds", 1)
     if not isinstance(settings.get("positive_class", ""), (str, int, float)):
-        raise ConfigError(f"{where}: positive_class must be one class label, got {settings['positive_class']!r}.")
+        raise ConfigError(f"{where}: positive_class must be one class label, got {reprlib.repr(settings['positive_class'])}.")
     return settings
 
 
@@ -203,7 +219,7 @@ def _split(raw: Any, source: str) -> list[float]:
     if (len(values) != 3 or not all(_is_number(v) for v in values) or values[0] <= 0 or values[2] <= 0
             or values[1] < 0 or not math.isclose(sum(values), 1.0)):
         raise ConfigError(f"{source}: split must be [train, validation, test] fractions summing to 1 "
-                          f"with train and test > 0, got {raw!r}.")
+                          f"with train and test > 0, got {reprlib.repr(raw)}.")
     return [float(v) for v in values]
 
 
@@ -234,17 +250,18 @@ def _is_number(value: Any) -> bool:
 def _whole(value: Any, where: str, low: int, high: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
         bounds = f"from {low} to {high}" if high is not None else f"≥ {low}"
-        raise ConfigError(f"{where} must be a whole number {bounds}, got {value!r}.")
+        raise ConfigError(f"{where} must be a whole number {bounds}, got {reprlib.repr(value)}.")
     return value
 
 
 def _seconds(value: Any, where: str) -> float:
-    if not _is_number(value) or value <= 0:
-        raise ConfigError(f"{where} must be a positive number of seconds, got {value!r}.")
+    if not _is_number(value) or not 0 < value <= MAX_SECONDS:
+        raise ConfigError(f"{where} must be a positive number of seconds up to {MAX_SECONDS:g}, "
+                          f"got {reprlib.repr(value)}.")
     return float(value)
 
 
 def _text(value: Any, where: str) -> str:
     if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"{where} must be a non-empty string, got {value!r}.")
+        raise ConfigError(f"{where} must be a non-empty string, got {reprlib.repr(value)}.")
     return value

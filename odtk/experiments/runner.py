@@ -4,18 +4,24 @@ in the results database as it finishes.
 A run that crashes, hangs past its guard (the solver's time limit plus ``guard`` seconds) or
 raises is recorded as failed with the reason, and the campaign goes on. Re-running a grid
 skips the runs already done (and the failed ones unless ``retry_failed``), so a campaign
-killed midway finishes where it stopped.
+killed midway finishes where it stopped. Runs are claimed in the database before they start,
+so a second campaign on the same database leaves them to the first. Ctrl-C stops the local
+workers at once and records nothing of the runs under way; a lost Dask scheduler ends the
+campaign with one line, the runs it did not finish left for the next run.
 """
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,9 +31,10 @@ import pandas as pd
 from odtk.exceptions import ConfigError
 from odtk.experiments.grid import Grid, finish_run
 from odtk.experiments.store import ResultStore
-from odtk.experiments.worker import BOOTSTRAP, now
+from odtk.experiments.worker import BOOTSTRAP, CODE_ROOT, now
 
 EXECUTORS = ("local", "dask")
+DASK_LOGGERS = ("distributed", "distributed.client", "distributed.core", "distributed.comm", "distributed.utils")
 
 
 @dataclass
@@ -36,6 +43,7 @@ class CampaignReport:
 
     planned: int = 0
     skipped: int = 0
+    elsewhere: int = 0  # claimed by another campaign that is still running
     done: int = 0
     failed: int = 0
 
@@ -45,17 +53,52 @@ def guard_seconds(run: dict[str, Any]) -> float:
     return run["time_limit"] + float(run["settings"].get("heuristic_time", 0)) + run["guard"]
 
 
-def run_isolated(run: dict[str, Any]) -> dict[str, Any]:
-    """Run ``run`` in a fresh worker process (see :mod:`odtk.experiments.worker`); always
-    returns a row. The worker's temporary files live in a folder removed afterwards, also
-    when the guard had to kill it."""
+class Workers:
+    """The worker processes one runner has started, to stop them all at once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._live: set[subprocess.Popen] = set()
+        self._stopped = False
+
+    def start(self, command: list[str], **options: Any) -> subprocess.Popen | None:
+        """Start a worker, unless ``stop`` was called (then None)."""
+        with self._lock:
+            if self._stopped:
+                return None
+            process = subprocess.Popen(command, **options)
+            self._live.add(process)
+            return process
+
+    def ended(self, process: subprocess.Popen) -> None:
+        with self._lock:
+            self._live.discard(process)
+
+    def stop(self) -> None:
+        """Kill every live worker with its solver processes; start no more."""
+        with self._lock:
+            self._stopped = True
+            for process in self._live:
+                try:
+                    os.killpg(process.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
+
+def run_isolated(run: dict[str, Any], workers: Workers | None = None) -> dict[str, Any] | None:
+    """Run ``run`` in a fresh worker process (see :mod:`odtk.experiments.worker`) that imports
+    the odtk this process runs; returns its row (None if ``workers`` was stopped before it
+    started). The worker's temporary files live in a folder removed afterwards, also when the
+    guard had to kill it."""
     limit, started = guard_seconds(run), now()
+    workers = workers or Workers()
     with tempfile.TemporaryDirectory(prefix="odtk-run-") as folder:
         result = Path(folder, "row.json")
-        process = subprocess.Popen([sys.executable, "-c", BOOTSTRAP, str(result), str(os.getpid())],
-                                   stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.PIPE, start_new_session=True, text=True,
-                                   env={**os.environ, "TMPDIR": folder})
+        process = workers.start([sys.executable, "-c", BOOTSTRAP, str(result), str(os.getpid()), CODE_ROOT],
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                start_new_session=True, text=True, env={**os.environ, "TMPDIR": folder})
+        if process is None:
+            return None
         try:
             _, errors = process.communicate(json.dumps(run), timeout=limit)
         except subprocess.TimeoutExpired:
@@ -63,6 +106,8 @@ def run_isolated(run: dict[str, Any]) -> dict[str, Any]:
             process.communicate()
             return _failed(run, started, f"killed: no result within {limit:g} s (time limit "
                                          f"{run['time_limit']:g} s + guard {run['guard']:g} s)")
+        finally:
+            workers.ended(process)
         if result.exists():
             return json.loads(result.read_text())
         code = process.returncode
@@ -76,10 +121,16 @@ def _failed(run: dict[str, Any], started: str | None, message: str) -> dict[str,
 
 
 def _local(runs: list[dict[str, Any]], jobs: int) -> Iterator[dict[str, Any]]:
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(run_isolated, run) for run in runs]
+    """Rows of ``runs`` as they finish, ``jobs`` at a time; when the caller stops early (Ctrl-C),
+    no run starts any more and the running ones are killed."""
+    workers, pool = Workers(), ThreadPoolExecutor(max_workers=jobs)
+    try:
+        futures = [pool.submit(run_isolated, run, workers) for run in runs]
         for future in as_completed(futures):
             yield future.result()
+    finally:
+        workers.stop()
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _dask_client(scheduler: str):
@@ -94,17 +145,40 @@ def _dask_client(scheduler: str):
         raise ConfigError(f"Cannot reach the Dask scheduler at {scheduler!r} ({exc}); check --scheduler.") from None
 
 
+@contextmanager
+def _quiet_dask() -> Iterator[None]:
+    """Dask's client logs each failed reconnection with a traceback: the runner says it in one
+    line instead."""
+    loggers = [logging.getLogger(name) for name in DASK_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
+
+
 def _dask(runs: list[dict[str, Any]], scheduler: str) -> Iterator[dict[str, Any]]:
     from distributed import as_completed as dask_completed
 
-    with _dask_client(scheduler) as client:
+    with _quiet_dask(), _dask_client(scheduler) as client:
         futures = {client.submit(run_isolated, run, key=f"odtk-run-{run['id']}", pure=False): run
                    for run in runs}
-        for future in dask_completed(futures):
-            try:
-                yield future.result()
-            except Exception as exc:  # the Dask worker itself died
-                yield _failed(futures[future], None, f"Dask worker lost ({type(exc).__name__}: {exc})")
+        try:
+            for future in dask_completed(futures):
+                try:
+                    yield future.result()
+                except Exception as exc:  # the run's Dask worker died, or the scheduler is gone
+                    if client.status != "running":
+                        raise ConfigError(f"Lost the Dask scheduler at {scheduler!r}; the runs it had not "
+                                          "finished are not recorded: run the campaign again to finish them.") from None
+                    yield _failed(futures[future], None, f"Dask worker lost ({type(exc).__name__}: {exc})")
+        except BaseException:  # stopped early: the queued runs need not run
+            if client.status == "running":
+                client.cancel(list(futures))
+            raise
 
 
 def check_executor(executor: str, scheduler: str | None, jobs: int) -> None:
@@ -121,17 +195,25 @@ def check_executor(executor: str, scheduler: str | None, jobs: int) -> None:
 
 def execute_runs(runs: list[dict[str, Any]], store: ResultStore, jobs: int = 1, executor: str = "local",
             scheduler: str | None = None, progress: Callable[[dict], None] | None = None) -> CampaignReport:
-    """Run ``runs`` and record each row as it arrives."""
+    """Claim ``runs``, run those no other live campaign holds and record each row as it
+    arrives; the claims of runs not recorded (on Ctrl-C or an error) are given back."""
     report = CampaignReport(planned=len(runs))
-    rows = _local(runs, jobs) if executor == "local" else _dask(runs, scheduler)
-    for row in rows:
-        store.record(row)
-        if row["status"] == "done":
-            report.done += 1
-        else:
-            report.failed += 1
-        if progress:
-            progress(row)
+    claimed = set(store.claim(run["id"] for run in runs))
+    report.elsewhere = len(runs) - len(claimed)
+    mine = [run for run in runs if run["id"] in claimed]
+    try:
+        rows = _local(mine, jobs) if executor == "local" else _dask(mine, scheduler)
+        with closing(rows):
+            for row in rows:
+                store.record(row)
+                if row["status"] == "done":
+                    report.done += 1
+                else:
+                    report.failed += 1
+                if progress:
+                    progress(row)
+    finally:
+        store.release()
     return report
 
 
@@ -178,12 +260,15 @@ def run_campaign(grid: Grid, store: ResultStore, jobs: int = 1, executor: str = 
     if grid.retrain:
         phases.append(("retrain", lambda: retrain_runs(grid, store)))
     for phase, runs_of in phases:
+        if total.elsewhere:  # the selection needs every grid run: another campaign is still at it
+            break
         runs = runs_of()
         todo = pending(runs, store, retry_failed)
         advance = progress(phase, len(todo)) if progress else None
         report = execute_runs(todo, store, jobs, executor, scheduler, advance)
         total.planned += len(runs)
         total.skipped += len(runs) - len(todo)
+        total.elsewhere += report.elsewhere
         total.done += report.done
         total.failed += report.failed
     return total

@@ -3,10 +3,15 @@
 Rows are keyed by the run's stable id. Writes are single transactions (``BEGIN IMMEDIATE``)
 in WAL mode with a generous busy timeout, so several processes may record into the same
 file at once; a finished run is never overwritten, a failed one is replaced when retried.
+A campaign *claims* its runs (table ``claims``: run id, owner ``host:pid``) before it starts
+them, so that two campaigns on one database never compute a run twice; recording a run ends
+its claim, and a claim whose owner process has ended on this host is void.
 """
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator
@@ -78,10 +83,13 @@ class ResultStore:
         self.path = Path(path)
         if not self.path.parent.is_dir():
             raise DataError(f"Folder {self.path.parent} does not exist; create it first.")
+        if self.path.exists() and not self.path.is_file():
+            raise DataError(f"{self.path} is not a regular file; choose another --db file.")
         try:
+            self._refuse_foreign()
             if not read_only:
                 self._create()
-            with self._connect() as db:
+            with self._raw() as db:
                 known = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
         except sqlite3.DatabaseError as exc:
             raise DataError(f"{self.path} is not an odtk results database ({exc}); "
@@ -93,10 +101,21 @@ class ResultStore:
         if self._absent and not read_only:
             self._add_columns()
 
+    def _refuse_foreign(self) -> None:
+        """DataError for an SQLite file holding other tables and no ``runs``: another
+        application's database, left as it is (neither switched to WAL nor given a table)."""
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return
+        with self._raw() as db:
+            tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if tables and "runs" not in tables:
+            raise DataError(f"{self.path} is another application's database (tables {', '.join(sorted(tables))}) "
+                            "with no 'runs' table; choose another --db file.")
+
     def _add_columns(self) -> None:
         """Add the later columns a database written by an older odtk lacks (another process
         opening it at the same time may have added them already)."""
-        with self._connect() as db:
+        with self._raw() as db:
             for name in self._absent:
                 try:
                     db.execute(f"ALTER TABLE runs ADD COLUMN {name} {COLUMNS[name]}")
@@ -106,9 +125,18 @@ class ResultStore:
         self._absent = []
 
     @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
+    def _raw(self) -> Iterator[sqlite3.Connection]:
         with closing(sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None)) as db:
             yield db
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        """A connection whose database errors (a full disk, a damaged file) are one-line DataErrors."""
+        try:
+            with self._raw() as db:
+                yield db
+        except sqlite3.DatabaseError as exc:
+            raise DataError(_database_problem(self.path, exc)) from None
 
     def _create(self) -> None:
         """WAL mode and the runs table. SQLite answers "locked" at once, without waiting, when
@@ -116,10 +144,11 @@ class ResultStore:
         deadline = time.monotonic() + BUSY_SECONDS
         while True:
             try:
-                with self._connect() as db:
+                with self._raw() as db:
                     if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                         db.execute("PRAGMA journal_mode=WAL")
                     db.execute(f"CREATE TABLE IF NOT EXISTS runs ({', '.join(f'{c} {t}' for c, t in COLUMNS.items())})")
+                    db.execute("CREATE TABLE IF NOT EXISTS claims (id TEXT PRIMARY KEY, owner TEXT, claimed TEXT)")
                 return
             except sqlite3.OperationalError as exc:
                 if "locked" not in str(exc) or time.monotonic() > deadline:
@@ -130,13 +159,39 @@ class ResultStore:
         """Write one run in a single transaction (a finished run is kept as it is)."""
         values = [_plain(row.get(name)) for name in COLUMNS]
         values[list(COLUMNS).index("attempts")] = 1
+        with self._transaction() as db:
+            db.execute(_UPSERT, values)
+            db.execute("DELETE FROM claims WHERE id = ?", (row["id"],))
+
+    def claim(self, ids: Iterable[str], owner: str | None = None) -> list[str]:
+        """Claim the runs ``ids`` for ``owner`` (default: this process) in one transaction;
+        returns those claimed, leaving out the runs another live campaign holds."""
+        owner = owner or this_process()
+        claimed = []
+        with self._transaction() as db:
+            holders = dict(db.execute("SELECT id, owner FROM claims"))
+            for run_id in ids:
+                holder = holders.get(run_id)
+                if holder is None or holder == owner or not _alive(holder):
+                    db.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, datetime('now'))", (run_id, owner))
+                    claimed.append(run_id)
+        return claimed
+
+    def release(self, owner: str | None = None) -> None:
+        """End the claims of ``owner`` (default: this process) on runs it did not record."""
+        with self._transaction() as db:
+            db.execute("DELETE FROM claims WHERE owner = ?", (owner or this_process(),))
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
         with self._connect() as db:
             db.execute("BEGIN IMMEDIATE")
             try:
-                db.execute(_UPSERT, values)
+                yield db
                 db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                if db.in_transaction:  # SQLite may have rolled back already (a full disk)
+                    db.execute("ROLLBACK")
                 raise
 
     def statuses(self, ids: Iterable[str] | None = None) -> dict[str, str]:
@@ -148,8 +203,42 @@ class ResultStore:
     def frame(self) -> pd.DataFrame:
         """Every recorded run as a DataFrame (``options`` stays JSON text)."""
         with self._connect() as db:
-            frame = pd.read_sql_query("SELECT * FROM runs ORDER BY campaign, phase, dataset, seed, method, id", db)
+            cursor = db.execute("SELECT * FROM runs ORDER BY campaign, phase, dataset, seed, method, id")
+            rows = cursor.fetchall()
+        frame = pd.DataFrame.from_records(rows, columns=[column[0] for column in cursor.description],
+                                          coerce_float=True)
         return frame.assign(**{name: None for name in self._absent})
+
+
+def _database_problem(path: Path, exc: sqlite3.DatabaseError) -> str:
+    """One line on what went wrong with the results database and what to do."""
+    text = str(exc)
+    if "full" in text:
+        return (f"Cannot write to the results database {path}: the disk is full ({text}); free space and "
+                "run the campaign again (the runs recorded so far are kept).")
+    if "malformed" in text or "not a database" in text:
+        return f"The results database {path} is damaged ({text}); restore it from a copy or choose another --db file."
+    return f"Cannot use the results database {path} ({text}); check the file or choose another --db file."
+
+
+def this_process() -> str:
+    """This process as the owner of claims: ``host:pid``."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _alive(owner: str) -> bool:
+    """Whether a claim's owner may still run: a process of this host that exists, or any
+    process of another host (which this one cannot see)."""
+    host, _, pid = owner.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _plain(value: Any) -> Any:

@@ -87,10 +87,18 @@ def _plain(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else str(value)
 
 
-# Run with ``python -c BOOTSTRAP RESULT_FILE RUNNER_PID`` (stdlib only until the runner is
-# known to be alive, so that the guard against an orphaned run is armed before odtk loads).
+# the folder odtk is imported from: a worker imports odtk from there too
+CODE_ROOT = str(Path(odtk.__file__).resolve().parent.parent)
+# Run with ``python -c BOOTSTRAP RESULT_FILE RUNNER_PID CODE_ROOT`` (stdlib only until the runner
+# is known to be alive, so that the guard against an orphaned run is armed before odtk loads).
+# ``-c`` puts the current folder first on the import path: it is replaced by CODE_ROOT, so that
+# a folder holding an ``odtk/`` or a ``numpy.py`` changes nothing.
 BOOTSTRAP = """
-import ctypes, os, signal, sys
+import sys
+if sys.path[:1] == [""]:
+    del sys.path[0]
+sys.path.insert(0, sys.argv[3])
+import ctypes, os, signal
 signal.signal(signal.SIGTERM, lambda *_: os.killpg(0, signal.SIGKILL))
 try:
     ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: SIGTERM when the runner dies

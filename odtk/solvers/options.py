@@ -12,7 +12,10 @@ if TYPE_CHECKING:
     from odtk.solvers.registry import SolverSpec
 
 OPTION_NAMES = ("time_limit", "mip_gap", "threads", "seed", "log")
-TERMINATIONS = ("optimal", "time_limit", "infeasible", "interrupted", "error")
+MAX_SECONDS = 1e7        # a time limit beyond 115 days is a typo (no limit: leave it out)
+MAX_THREADS = 1024
+MAX_SEED = 2**31 - 1     # the solvers' seeds are 32-bit signed integers
+TERMINATIONS = ("optimal", "gap_limit", "time_limit", "infeasible", "interrupted", "error")
 # a claimed optimum stands when its bound is within this of its objective (times max(1, |objective|)),
 # beyond the requested relative gap: the solvers' absolute gap tolerances (HiGHS, CPLEX: 1e-6)
 OPTIMALITY_TOLERANCE = 1e-6
@@ -34,10 +37,15 @@ class SolverOptions:
             if value is not None and not (isinstance(value, (int, float)) and value >= 0
                                           and math.isfinite(value)):
                 raise ConfigError(f"{name} must be a non-negative number, got {value!r}.")
-        for name in ("threads", "seed"):
+        if self.time_limit is not None and self.time_limit > MAX_SECONDS:
+            raise ConfigError(f"time_limit (--time-limit) must be at most {MAX_SECONDS:g} s, got {self.time_limit!r}; "
+                              "leave it out for no limit.")
+        if self.mip_gap is not None and self.mip_gap >= 1:
+            raise ConfigError(f"mip_gap (--gap) is a relative gap below 1, e.g. 0.01 for 1 %; got {self.mip_gap!r}.")
+        for name, highest in (("threads", MAX_THREADS), ("seed", MAX_SEED)):
             value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-                raise ConfigError(f"{name} must be a non-negative whole number, got {value!r}.")
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= highest):
+                raise ConfigError(f"{name} (--{name}) must be a whole number from 0 to {highest}, got {value!r}.")
 
     def native(self, spec: SolverSpec) -> dict[str, Any]:
         """The options that are set, under the solver's native names. Without ``mip_gap`` the
@@ -74,17 +82,19 @@ def verified_termination(solver: str, termination: str, objective: float | None,
                          options: SolverOptions, seconds: float) -> str:
     """The status to report for a solve the solver ended with ``termination``.
 
-    A claimed optimum stands only when ``bound`` meets ``objective`` within the requested gap
-    (``options.mip_gap``, relative) plus :data:`OPTIMALITY_TOLERANCE`; otherwise it is a
+    A claimed optimum stands only when ``bound`` meets ``objective`` within
+    :data:`OPTIMALITY_TOLERANCE`; within the requested gap (``options.mip_gap``, relative) it is
+    ``gap_limit`` (stopped at the gap asked for, not proven optimal); otherwise it is a
     ``time_limit`` result when the time limit was spent, and an error naming the disagreement
     when it was not.
     """
     if termination != "optimal" or objective is None:
         return termination
     scale = max(1.0, abs(objective))
-    allowed = (options.mip_gap or 0.0) * max(abs(objective), abs(bound or 0.0)) + OPTIMALITY_TOLERANCE * scale
+    proven = OPTIMALITY_TOLERANCE * scale
+    allowed = (options.mip_gap or 0.0) * max(abs(objective), abs(bound or 0.0)) + proven
     if bound is not None and math.isfinite(bound) and abs(bound - objective) <= allowed:
-        return termination
+        return termination if abs(bound - objective) <= proven else "gap_limit"
     if options.time_limit is not None and seconds >= options.time_limit:
         return "time_limit"
     gap = "no bound" if bound is None or not math.isfinite(bound) else (

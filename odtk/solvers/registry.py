@@ -15,13 +15,13 @@ import importlib.resources
 import os
 import pkgutil
 from dataclasses import dataclass
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import yaml
 
 from odtk.exceptions import ConfigError, LicenceLimitError, SolverUnavailableError
+from odtk.files import read_regular
 from odtk.solvers.options import OPTION_NAMES
 from odtk.solvers.standard_form import ModelSize
 
@@ -120,7 +120,7 @@ def load_registry(path: str | os.PathLike | None = None) -> dict[str, SolverSpec
     else:
         source = str(path)
         try:
-            text = Path(path).read_text()
+            text = read_regular(path, "config").decode("utf-8", errors="replace")
         except OSError as exc:
             raise ConfigError(f"Cannot read solver registry {source}: {exc.strerror}; check the path "
                               "(given by $ODTK_SOLVERS).") from None
@@ -132,16 +132,27 @@ def load_registry(path: str | os.PathLike | None = None) -> dict[str, SolverSpec
     return {name: _validate_entry(name, entry, source) for name, entry in raw.items()}
 
 
+class _PlainLoader(yaml.SafeLoader):
+    """Safe loading without aliases: a file cannot make odtk expand one node into billions."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(None, None, "an alias (*name), which odtk does not read",
+                                              self.peek_event().start_mark)
+        return super().compose_node(parent, index)
+
+
 def parse_yaml(text: str, what: str) -> Any:
-    """Plain YAML data (safe loading: no tag builds a Python object); else a one-line ConfigError."""
+    """Plain YAML data (no tag builds a Python object, no alias is expanded); else a one-line
+    ConfigError."""
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=_PlainLoader)  # noqa: S506 (a safe loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         fix = ("odtk reads plain YAML only, so remove the tag" if isinstance(exc, yaml.constructor.ConstructorError)
-               else "fix the syntax there")
+               else "write the values out instead" if "alias" in problem else "fix the syntax there")
         raise ConfigError(f"{what} is not valid YAML{line} ({' '.join(problem.split())}); {fix}.") from None
 
 

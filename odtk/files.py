@@ -1,0 +1,33 @@
+"""Reading the files a user names: regular files only, read with a size cap.
+
+A device (``/dev/zero``), a FIFO or a folder given where odtk expects a file would be read
+forever or block; a file far larger than anything odtk can use would fill the memory. Both
+are refused before reading, as an :class:`OSError` whose ``strerror`` says why (the callers
+turn it into their one-line message).
+"""
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+MEGABYTE = 2**20
+LIMITS = {  # bytes odtk reads at most, per kind of file
+    "csv": 512 * MEGABYTE,
+    "model": 64 * MEGABYTE,
+    "config": MEGABYTE,  # grid files, solver registries
+}
+
+
+def read_regular(path: str | os.PathLike, kind: str) -> bytes:
+    """The bytes of ``path``, which must be a regular file within ``LIMITS[kind]``; opening
+    never blocks (a FIFO is refused, not waited on)."""
+    limit = LIMITS[kind]
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(descriptor, "rb") as stream:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a device, pipe or folder)")
+        data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than the {limit // MEGABYTE} MB odtk reads for such a file")
+    return data
