@@ -22,6 +22,7 @@ predicts (one label), and below a node that predicts every node is empty (no spl
 label). The paper's rows admit the same trees; below a node that predicts they still make
 each node split or predict, where no sample arrives, which never raises the objective. The
 ``doc=`` labels of the Pyomo components carry these numbers too.
+With FlowOCT's ``sample_weight`` option, g^i carries sample i's weight ω_i in (8.1).
 
 Capacities of sample i's flow graph: c(s,1) = 1, c(n,l(n)) = Σ_{f: x^i_f=0} b_{nf},
 c(n,r(n)) = Σ_{f: x^i_f=1} b_{nf}, c(n,t) = w_{n,y^i}.
@@ -35,7 +36,7 @@ whenever g^i > 0. Cuts are added to the ConstraintList ``cuts`` by the caller �
 the solver's branch and bound, or between re-solves — until none is violated.
 
 Symbols → Pyomo components: as in :mod:`flowoct` (sets I, F, K, B, L, N, A, F0, F1;
-params y, lam; vars b, p, w), plus var g[i] and the ConstraintList cuts.
+params y, weight, lam; vars b, p, w), plus var g[i] and the ConstraintList cuts.
 
 Deviations: p for (8.3)–(8.4), as above; g is continuous in [0, 1] (integral at an optimum).
 """
@@ -59,6 +60,7 @@ SKELETON = "tree"
 HYPERPARAMETERS = flowoct.HYPERPARAMETERS
 CHOICES: dict[str, tuple] = {}
 SIDE_CONSTRAINTS: tuple[str, ...] = ()
+SAMPLE_WEIGHT = flowoct.SAMPLE_WEIGHT
 
 make_data = flowoct.make_data
 decode = flowoct.decode
@@ -72,7 +74,7 @@ def build_model() -> pyo.AbstractModel:
     flowoct.tree_variables(m, numbers=("8.6", "p binary", "8.7"))
     m.g = pyo.Var(m.I, bounds=(0, 1), doc="(8.5) g^i ≤ 1: sample i is classified correctly")
     m.objective = pyo.Objective(
-        rule=lambda m: (1 - m.lam) * sum(m.g[i] for i in m.I)
+        rule=lambda m: (1 - m.lam) * sum(m.weight[i] * m.g[i] for i in m.I)
         - m.lam * sum(m.b[n, f] for n in m.B for f in m.F),
         sense=pyo.maximize, doc="(8.1) correctly classified samples minus λ times splits")
     flowoct.tree_constraints(m, numbers=("8.3, with p", "8.4, with p", "8.3–8.4, with p"))

@@ -65,6 +65,9 @@ Deviations from the paper:
 * The authors' code adds optional extras (fixed top layers from CART, priorities,
   relaxed node constraints); none are part of this formulation. Depth 0 (a single
   leaf, B empty) is allowed.
+* Sample weights (odtk's option ``sample_weight``, param ``weight[i]`` = ω_i, default 1):
+  |I| in (1) becomes Σ_i ω_i, Σ_{i∈I_c} l_{i,l} in (7) becomes Σ_{i∈I_c} ω_i l_{i,l} and
+  M_c = Σ_{i∈I_c} ω_i, so Σ e is the weight of the misclassified samples.
 """
 from __future__ import annotations
 
@@ -84,6 +87,7 @@ SKELETON = "tree"
 HYPERPARAMETERS: dict[str, tuple] = {}
 CHOICES: dict[str, tuple] = {}
 SIDE_CONSTRAINTS: tuple[str, ...] = ()
+SAMPLE_WEIGHT = True  # make_data and objective_of take per-sample weights
 
 
 def build_model() -> pyo.AbstractModel:
@@ -112,8 +116,10 @@ def _sets_and_params(m: pyo.AbstractModel) -> None:
                      doc="M⁰_j = |I⁰_j|, big-M of (5)")
     m.M1 = pyo.Param(m.F, initialize=lambda m, j: len(m.I1[j]), within=pyo.NonNegativeIntegers,
                      doc="M¹_j = |I¹_j|, big-M of (4)")
-    m.MK = pyo.Param(m.K, initialize=lambda m, c: len(m.IK[c]), within=pyo.NonNegativeIntegers,
-                     doc="M_c = |I_c|, big-M of (7)")
+    m.weight = pyo.Param(m.I, within=pyo.NonNegativeReals, default=1.0,
+                         doc="weight ω_i of sample i (1 unless sample weights are given)")
+    m.MK = pyo.Param(m.K, initialize=lambda m, c: sum(m.weight[i] for i in m.IK[c]),
+                     within=pyo.NonNegativeReals, doc="M_c = Σ_{i∈I_c} ω_i (= |I_c|), big-M of (7)")
 
 
 def _variables(m: pyo.AbstractModel) -> None:
@@ -125,7 +131,7 @@ def _variables(m: pyo.AbstractModel) -> None:
 
 
 def _objective(m):
-    return len(m.I) - pyo.quicksum(m.e[l, c] for l in m.L for c in m.K)
+    return sum(m.weight[i] for i in m.I) - pyo.quicksum(m.e[l, c] for l in m.L for c in m.K)
 
 
 def _left_path(m, n, j):
@@ -145,7 +151,7 @@ def _right_path(m, n, j):
 def _leaf_error(m, l, c):
     if len(m.IK[c]) == 0:
         return pyo.Constraint.Skip
-    return pyo.quicksum(m.l[i, l] for i in m.IK[c]) - m.MK[c] * m.p[l, c] <= m.e[l, c]
+    return pyo.quicksum(m.weight[i] * m.l[i, l] for i in m.IK[c]) - m.MK[c] * m.p[l, c] <= m.e[l, c]
 
 
 def _constraints(m: pyo.AbstractModel) -> None:
@@ -174,8 +180,10 @@ def _leaves_under(skeleton: nx.DiGraph, node: int) -> list[int]:
     return sorted(v for v in below if skeleton.out_degree(v) == 0)
 
 
-def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int, **_) -> dict:
-    """Pyomo data for ``create_instance``: ``X`` 0/1 (n × p), ``y`` in ``0..n_classes-1``.
+def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int,
+              sample_weight: np.ndarray | None = None, **_) -> dict:
+    """Pyomo data for ``create_instance``: ``X`` 0/1 (n × p), ``y`` in ``0..n_classes-1``,
+    ``sample_weight`` each sample's weight in the objective (default 1).
 
     ``skeleton`` is a complete binary tree in heap order (``odtk.skeletons.tree_skeleton``).
     """
@@ -199,6 +207,7 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
         "I0": {j: np.flatnonzero(~ones[:, j]).tolist() for j in features},
         "I1": {j: np.flatnonzero(ones[:, j]).tolist() for j in features},
         "IK": {c: np.flatnonzero(y == c).tolist() for c in range(n_classes)},
+        **({} if sample_weight is None else {"weight": dict(enumerate(map(float, sample_weight)))}),
     }}
 
 
@@ -235,9 +244,10 @@ def decode(instance) -> nx.DiGraph:
 
 
 def objective_of(tree: nx.DiGraph, predicted: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph,
-                 **_) -> float:
-    """Objective (1) of a decoded tree: the number of correctly classified samples."""
-    return float(int((np.asarray(predicted) == np.asarray(y)).sum()))
+                 sample_weight: np.ndarray | None = None, **_) -> float:
+    """Objective (1) of a decoded tree: the number (total weight) of correctly classified samples."""
+    hits = np.asarray(predicted) == np.asarray(y)
+    return float(hits.sum() if sample_weight is None else np.dot(hits, sample_weight))
 
 
 # --------------------------------------------------------------------------- warm start

@@ -253,7 +253,8 @@ class _Problem:
     """Encoded training data and everything a formulation needs to be built."""
 
     def __init__(self, module: ModuleType, dataset: Dataset, thresholds: str,
-                 max_thresholds: int | None, group: np.ndarray | None, positive_class: Any = None):
+                 max_thresholds: int | None, group: np.ndarray | None, positive_class: Any = None,
+                 sample_weight: np.ndarray | None = None):
         self.module = module
         self.dataset = dataset
         self.encoder = FeatureEncoder(mode=module.FEATURES, thresholds=thresholds,
@@ -261,7 +262,8 @@ class _Problem:
         self.X = self.encoder.transform(dataset)
         self.classes = _class_order(module, LabelEncoder().fit(dataset.target).classes_, positive_class)
         self.y = pd.Index(self.classes).get_indexer(dataset.target)
-        self.extra = {} if group is None else {"group": group}
+        self.weights = {} if sample_weight is None else {"sample_weight": sample_weight}
+        self.extra = {**self.weights, **({} if group is None else {"group": group})}
         if module.FEATURES == "onehot":
             self.extra.update(groups=list(self.encoder.groups_.values()),
                               ordinal=[kind == "numeric" for kind in self.encoder.kinds_.values()])
@@ -272,8 +274,22 @@ class _Problem:
     def score(self, graph: DecisionGraph, skeleton: nx.DiGraph, hyper: dict) -> tuple[float, float]:
         """(objective re-computed from the graph's own predictions, training accuracy)."""
         predicted = graph.predict_index(self.X)
-        objective = self.module.objective_of(graph.graph, predicted, self.y, skeleton, **hyper)
+        objective = self.module.objective_of(graph.graph, predicted, self.y, skeleton, **hyper, **self.weights)
         return objective, float(np.mean(predicted == self.y))
+
+
+def _sample_weight(module: ModuleType, weights: Any, n_rows: int) -> np.ndarray | None:
+    """The checked per-row weights, or ConfigError naming the models that take them."""
+    if weights is None:
+        return None
+    if not getattr(module, "SAMPLE_WEIGHT", False):
+        takers = sorted(key for key, m in FORMULATIONS.items() if getattr(m, "SAMPLE_WEIGHT", False))
+        raise ConfigError(f"Model {module.KEY!r} takes no sample_weight; models that do: {', '.join(takers)}.")
+    weights = np.asarray(weights, dtype=float)
+    if weights.shape != (n_rows,) or not np.isfinite(weights).all() or (weights < 0).any():
+        raise DataError(f"sample_weight must hold one finite, non-negative number per row ({n_rows}); "
+                        f"got shape {weights.shape}.")
+    return weights
 
 
 def _class_order(module: ModuleType, classes: np.ndarray, positive_class: Any) -> np.ndarray:
@@ -311,7 +327,7 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
           thresholds: str = "midpoints", max_thresholds: int | None = None,
           groups: str | list[str] | None = None,
           strategy: str | None = None, heuristic_time: float = 5.0, warm_start: Any = None,
-          positive_class: Any = None, **hyperparameters: Any) -> SolveResult:
+          positive_class: Any = None, sample_weight: Any = None, **hyperparameters: Any) -> SolveResult:
     """Learn an optimal tree or diagram with formulation ``model`` and return the verified result.
 
     ``data`` is a bundled dataset name, a :class:`~odtk.datasets.Dataset`, a DataFrame
@@ -333,6 +349,8 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     ``rate`` with ``min_rate``, ``numeric``, ``feature_selection`` (with ``min_groups`` and
     ``selection_share``), the improvement switches and ``configuration``, one of the paper's
     named sets of them (``"all"``, ``"nothing"``, ``"no-anchor"``, ``"no-relax"``, ``"no-strength"``).
+    ``sample_weight`` (FlowOCT, BendersOCT, BinOCT): a non-negative weight per training row, which
+    multiplies the row's term in the objective (default: 1 each).
     """
     wall = time.perf_counter()
     module = _formulation(model)
@@ -353,7 +371,7 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
         skeleton = "-".join(map(str, shape.graph["widths"]))
     dataset = as_dataset(data, target)
     problem = _Problem(module, dataset, thresholds, max_thresholds, _group_vector(dataset, groups, module),
-                       positive_class)
+                       positive_class, _sample_weight(module, sample_weight, len(dataset.target)))
     steps: dict[str, dict] = {}
     start_graph = None
     if strategy in ("heuristic", "both"):

@@ -1,17 +1,38 @@
-"""The scikit-learn estimator."""
+"""The scikit-learn estimators."""
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import sparse
 from sklearn.base import clone
-from sklearn.exceptions import NotFittedError
+from sklearn.exceptions import DataConversionWarning, NotFittedError
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import odtk
 from odtk import CategoricalTreeClassifier, OptimalDiagramClassifier, OptimalTreeClassifier
 
-from brute_force import best_objective
+from brute_force import all_trees, best_objective
 from odtk.exceptions import ConfigError
+
+# check_estimator's data are small blobs: few thresholds, a tiny model, the ODD heuristic alone
+CHECKED = [
+    OptimalTreeClassifier(model="binoct", depth=1, thresholds="quantiles", max_thresholds=2, time_limit=30),
+    OptimalDiagramClassifier(skeleton="1-2", univariate=True, strategy="heuristic", heuristic_time=0.1),
+    CategoricalTreeClassifier(topology="depth-2", bins=2, time_limit=30),
+]
+TIES = ("equally optimal trees tie, and which one the solver returns depends on the rows it is given: "
+        "weights and repeated rows give the same optimal objective, not always the same tree")
+EXPECTED_FAILED_CHECKS = {
+    OptimalTreeClassifier: {"check_sample_weight_equivalence_on_dense_data": TIES},
+}
+
+
+@parametrize_with_checks(CHECKED, expected_failed_checks=lambda e: EXPECTED_FAILED_CHECKS.get(type(e), {}))
+def test_scikit_learn_check_estimator(estimator, check):
+    check(estimator)
 
 
 @pytest.fixture
@@ -36,7 +57,8 @@ def test_fit_predict_score_on_mixed_columns(mixed_frame):
     assert set(predicted) <= {"no", "yes"}
     assert clf.score(X, y) == pytest.approx(clf.result_.train_accuracy)
     assert clf.result_.objective == pytest.approx((predicted == y).sum())
-    assert clf.tree_ is clf.graph_ and clf.tree_.depth <= 2
+    assert clf.graph_ is clf.model_.graph and clf.get_depth() == clf.graph_.depth <= 2
+    assert not hasattr(clf, "tree_")  # scikit-learn's tree_ is its array structure
 
 
 def test_estimator_optimum_matches_enumeration_on_binary_arrays():
@@ -78,6 +100,10 @@ def test_diagram_classifier_on_raw_units_predicts_new_rows():
     assert list(clf.predict(shifted)) == list(clf.predict(X.iloc[:3]))
     assert clone(clf).get_params() == clf.get_params()
     assert clf.graph_ is clf.model_.graph and not hasattr(clf, "tree_")
+    proba = clf.predict_proba(X)
+    assert proba.shape == (14, 2) and np.allclose(proba.sum(axis=1), 1)
+    terminals = {n for n, a in clf.graph_.graph.nodes(data=True) if "label" in a}
+    assert set(clf.apply(X)) <= terminals and clf.get_n_leaves() == len(terminals)
 
 
 def test_categorical_tree_classifier_on_raw_strings_and_integer_codes(mixed_frame):
@@ -96,3 +122,99 @@ def test_categorical_tree_classifier_on_raw_strings_and_integer_codes(mixed_fram
     assert clone(clf).get_params()["improvements"] == {"anchors": "off"}
     with pytest.raises(ConfigError, match="bins"):
         CategoricalTreeClassifier(bins=1).fit(X, y)
+    with pytest.raises(ValueError, match="Only binary classification"):
+        CategoricalTreeClassifier().fit(X, np.arange(len(y)) % 3)
+
+
+def _leaf_frequencies(clf, X, y) -> dict:
+    leaves = clf.apply(X)
+    return {leaf: np.array([(y[leaves == leaf] == c).mean() for c in clf.classes_]) for leaf in set(leaves)}
+
+
+def test_tree_surface_matches_the_learned_tree(mixed_frame):
+    X, y = mixed_frame
+    clf = OptimalTreeClassifier(depth=2, max_thresholds=4, thresholds="quantiles").fit(X, y)
+    leaves = clf.apply(X)
+    proba = clf.predict_proba(X)
+    for leaf, frequencies in _leaf_frequencies(clf, X, y).items():
+        assert np.allclose(proba[leaves == leaf], frequencies)
+        assert "label" in clf.graph_.graph.nodes[leaf]
+    assert np.array_equal(clf.classes_[proba.argmax(axis=1)], clf.predict(X))  # no ties here
+    assert np.allclose(np.exp(clf.predict_log_proba(X)), proba)
+    assert clf.get_n_leaves() >= len(set(leaves))
+    importances = clf.feature_importances_
+    assert importances.shape == (3,) and importances.sum() == pytest.approx(1) and (importances >= 0).all()
+    tested = {a["feature"] for _, a in clf.graph_.graph.nodes(data=True) if "feature" in a}
+    for k, name in enumerate(X.columns):
+        if not tested & set(clf.model_.encoder.groups_[name]):
+            assert importances[k] == 0
+
+
+def test_predict_proba_of_an_empty_leaf_is_its_class():
+    X = np.array([[0], [0], [1], [1]])
+    clf = OptimalTreeClassifier(depth=1).fit(X, ["a", "a", "b", "b"])
+    assert np.array_equal(clf.predict_proba([[0], [1]]), [[1, 0], [0, 1]])
+    assert clf.get_depth() == 1 and clf.get_n_leaves() == 2 and clf.feature_importances_.tolist() == [1.0]
+
+
+@pytest.mark.parametrize("model", ["flowoct", "benders", "binoct"])
+def test_sample_weight_is_optimal_by_enumeration(model):
+    rng = np.random.default_rng(11)
+    X = rng.integers(0, 2, (24, 4))
+    y = (X[:, 0] ^ X[:, 1]) | (rng.random(24) < 0.2)
+    weight = rng.uniform(0, 3, 24)
+    clf = OptimalTreeClassifier(model=model, depth=2).fit(X, y, sample_weight=weight)
+    truth = y.astype(int)
+    best = max(float(weight @ (predicted == truth)) for predicted, _, _ in all_trees(X, 2, 2))
+    assert clf.result_.objective == pytest.approx(best)
+    assert clf.result_.objective == pytest.approx(weight @ (clf.predict(X) == y))
+
+
+def test_integer_weights_equal_repeated_rows_and_other_models_refuse_weights():
+    rng = np.random.default_rng(4)
+    X, y = rng.integers(0, 2, (20, 3)), rng.integers(0, 2, 20)
+    counts = rng.integers(0, 3, 20)
+    weighted = OptimalTreeClassifier(depth=2).fit(X, y, sample_weight=counts)
+    repeated = OptimalTreeClassifier(depth=2).fit(np.repeat(X, counts, 0), np.repeat(y, counts))
+    assert weighted.result_.objective == pytest.approx(repeated.result_.objective)
+    with pytest.raises(ConfigError, match="takes no sample_weight; models that do: benders, binoct, flowoct"):
+        OptimalTreeClassifier(model="oct", depth=1).fit(X, y, sample_weight=counts)
+    with pytest.raises(ValueError, match="Negative values in data passed to `sample_weight`"):
+        OptimalTreeClassifier(depth=1).fit(X, y, sample_weight=-np.ones(20))
+
+
+def test_categorical_class_weight_follows_scikit_learn(mixed_frame):
+    X, y = mixed_frame
+    balanced = CategoricalTreeClassifier(class_weight="balanced", positive_class="yes", bins=3).fit(X, y)
+    counts = pd.Series(y).value_counts()
+    assert balanced.result_.hyperparameters["class_weight"] == pytest.approx(counts["yes"] / counts["no"])
+    negatives = CategoricalTreeClassifier(class_weight={"no": 1e9, "yes": 1}, bins=3).fit(X, y)
+    assert negatives.result_.hyperparameters["class_weight"] == counts["yes"] + 1  # lexicographic
+    assert (negatives.predict(X)[y == "no"] == "no").all()
+    with pytest.raises(ConfigError, match="class_weight must be None, 'balanced' or a dict"):
+        CategoricalTreeClassifier(class_weight=2.0).fit(X, y)
+
+
+@pytest.mark.filterwarnings("ignore:X does not have valid feature names")
+def test_scikit_learn_input_messages(mixed_frame):
+    X, y = mixed_frame
+    clf = OptimalTreeClassifier(depth=1, max_thresholds=2, thresholds="quantiles")
+    with pytest.raises(ValueError, match="requires y to be passed"):
+        clf.fit(X, None)
+    with pytest.raises(ValueError, match="Unknown label type"):
+        clf.fit(X, np.linspace(0, 1, len(y)))
+    with pytest.raises(ValueError, match="only one class"):
+        clf.fit(X, np.zeros(len(y)))
+    with pytest.raises(ValueError, match="contains NaN"):
+        clf.fit(X.assign(age=np.nan), y)
+    with pytest.raises(TypeError, match="Sparse data was passed"):
+        clf.fit(sparse.csr_matrix(X[["age", "member"]].to_numpy()), y)
+    with pytest.warns(DataConversionWarning, match="column-vector y"):
+        clf.fit(X, y.reshape(-1, 1))
+    with pytest.raises(ValueError, match="Reshape your data"):
+        clf.predict(X.to_numpy()[0])
+    with pytest.raises(ValueError, match="X has 2 features, but OptimalTreeClassifier is expecting 3"):
+        clf.predict(X.iloc[:, :2].to_numpy())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert clf.predict(X).shape == (len(y),)
