@@ -2,18 +2,30 @@
 from __future__ import annotations
 
 import textwrap
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-import matplotlib.pyplot as plt
 import networkx as nx
 import numpy as np
 import pandas as pd
-from matplotlib.axes import Axes
 
 from odtk.datasets import FeatureEncoder
+from odtk.exceptions import ConfigError
 from odtk.models import DecisionGraph, TrainedModel
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
 WRAP = 26  # characters per line of a node's text
+
+
+def _pyplot() -> ModuleType:
+    """matplotlib.pyplot, or a one-line ConfigError saying how to install it."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ConfigError('odtk.plot_tree needs matplotlib: pip install "odtk[experiments]" (or matplotlib).') from None
+    return plt
 
 
 def plot_tree(model: Any, ax: Axes | None = None, *, X: Any = None, y: Any = None,
@@ -28,6 +40,7 @@ def plot_tree(model: Any, ax: Axes | None = None, *, X: Any = None, y: Any = Non
     samples reach them, per class: an estimator's training samples, or the rows ``X`` with
     labels ``y`` when given (raw features, or encoded columns for a bare DecisionGraph).
     """
+    plt = _pyplot()
     graph, encoder, classes, counts = _parts(model, X, y)
     if ax is None:
         _, ax = plt.subplots(figsize=_figure_size(graph))
