@@ -90,7 +90,7 @@ def test_diagram_classifier_on_raw_units_predicts_new_rows():
     rng = np.random.default_rng(5)
     X = pd.DataFrame({"height": rng.uniform(150, 200, 14), "weight": rng.uniform(50, 110, 14)})
     y = np.where(X["weight"] / (X["height"] / 100) ** 2 > 25, "high", "low")
-    clf = OptimalDiagramClassifier(skeleton="1-2", alpha=0.01, heuristic_time=0.2, time_limit=60)
+    clf = OptimalDiagramClassifier(skeleton="1-2", alpha=0.01, heuristic_time=0.2, time_limit=600)
     clf.fit(X, y)
     assert clf.result_.termination == "optimal"
     assert clf.score(X, y) == pytest.approx(clf.result_.train_accuracy)
