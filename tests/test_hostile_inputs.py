@@ -47,6 +47,15 @@ results database: another application's SQLite file,   test_campaign_into_anothe
 damaged in the middle, a full disk mid-campaign        leaves_it_untouched, test_damaged_results_database_
                                                        is_refused_in_one_line, test_disk_full_during_a_
                                                        campaign_is_one_line_and_keeps_what_was_recorded
+files that are no regular files (/dev/zero, a FIFO)    test_non_regular_files_are_refused_without_reading
+as CSV, model, warm start, grid or solver registry
+grid: an alias bomb, 20,000 levels of nesting          test_yaml_alias_bomb_is_refused_unexpanded,
+                                                       test_deeply_nested_yaml_is_refused_in_one_line
+grid: seeds beyond 32 bits, 10,000 threads, 1e300 s,   tests/test_experiments.py::test_bad_grids_are_one_line_errors
+a million runs
+``--gap 2``, ``--threads 10000``, out-of-range        tests/test_cli.py::test_bad_solve_arguments
+``--seed``, ``--time-limit 1e300``,
+``--heuristic-time nan`` / ``-1``
 campaigns: Ctrl-C, two identical campaigns, a folder   tests/test_experiments.py::test_ctrl_c_stops_a_
 holding ``odtk/`` or ``numpy.py``                      campaign_at_once_and_records_nothing_under_way,
                                                        test_two_identical_campaigns_compute_each_run_once,
@@ -714,4 +723,11 @@ def test_yaml_alias_bomb_is_refused_unexpanded(tmp_path):
     grid = tmp_path / "grid.yaml"
     grid.write_text("\n".join([*lines, "datasets: *a8", "methods: []"]) + "\n")
     assert_refused_untouched(tmp_path, ["experiment", "run", grid, "--db", tmp_path / "r.sqlite"],
-                             "grid.yaml", "alias", "write the values out")
+                             "grid.yaml", "expands", "more than 100,000 values", "write the values out")
+
+
+def test_deeply_nested_yaml_is_refused_in_one_line(tmp_path):
+    grid = tmp_path / "grid.yaml"
+    grid.write_text("name: deep\ndatasets: " + "[" * 20000 + "]" * 20000 + "\nmethods: []\n")
+    assert_refused_untouched(tmp_path, ["experiment", "run", grid, "--db", tmp_path / "r.sqlite"],
+                             "grid.yaml", "nests its values too deeply")

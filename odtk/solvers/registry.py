@@ -132,28 +132,44 @@ def load_registry(path: str | os.PathLike | None = None) -> dict[str, SolverSpec
     return {name: _validate_entry(name, entry, source) for name, entry in raw.items()}
 
 
-class _PlainLoader(yaml.SafeLoader):
-    """Safe loading without aliases: a file cannot make odtk expand one node into billions."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            raise yaml.composer.ComposerError(None, None, "an alias (*name), which odtk does not read",
-                                              self.peek_event().start_mark)
-        return super().compose_node(parent, index)
+MAX_YAML_VALUES = 100_000  # values a configuration file may hold once its aliases are expanded
 
 
 def parse_yaml(text: str, what: str) -> Any:
-    """Plain YAML data (no tag builds a Python object, no alias is expanded); else a one-line
-    ConfigError."""
+    """Plain YAML data (safe loading: no tag builds a Python object); else a one-line
+    ConfigError. Aliases are fine, but not a file that expands into more than
+    ``MAX_YAML_VALUES`` values (an alias bomb), which odtk would otherwise walk for ever."""
     try:
-        return yaml.load(text, Loader=_PlainLoader)  # noqa: S506 (a safe loader)
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" at line {mark.line + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         fix = ("odtk reads plain YAML only, so remove the tag" if isinstance(exc, yaml.constructor.ConstructorError)
-               else "write the values out instead" if "alias" in problem else "fix the syntax there")
+               else "fix the syntax there")
         raise ConfigError(f"{what} is not valid YAML{line} ({' '.join(problem.split())}); {fix}.") from None
+    except RecursionError:
+        raise ConfigError(f"{what} nests its values too deeply to read; flatten it.") from None
+    try:
+        too_large = _expanded_size(data, {}) > MAX_YAML_VALUES
+    except RecursionError:
+        raise ConfigError(f"{what} nests its values too deeply to read; flatten it.") from None
+    if too_large:
+        raise ConfigError(f"{what} expands (through its aliases) into more than {MAX_YAML_VALUES:,} values; "
+                          "write the values out, or split the file.")
+    return data
+
+
+def _expanded_size(value: Any, known: dict[int, int]) -> int:
+    """How many values ``value`` holds with every alias written out, counted once per shared
+    object (linear in the file, however many times its parts are repeated)."""
+    if not isinstance(value, (list, dict)):
+        return 1
+    if id(value) not in known:
+        known[id(value)] = 0  # a self-referencing alias counts as one value
+        items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
+        known[id(value)] = min(1 + sum(_expanded_size(item, known) for item in items), MAX_YAML_VALUES + 1)
+    return known[id(value)]
 
 
 @functools.cache
