@@ -560,11 +560,10 @@ def test_workers_import_odtk_as_the_runner_does(tmp_path):
     for name in ("odtk/__init__.py", "numpy.py"):
         (folder / name).write_text("raise ImportError('the wrong module was imported')\n")
     grid = write_yaml(folder / "grid.yaml", {
-        "name": "path", "datasets": [{"name": "flowoct/monk1", "rows": ROWS}], "methods": [{"model": "flowoct",
-                                                                                          "depth": 1}],
-        "selection": {"retrain": False}})
+        "name": "path", "datasets": [{"name": "flowoct/monk1", "rows": ROWS}],
+        "methods": [{"model": "flowoct", "depth": 1}], "selection": {"retrain": False}})
     console = Path(sys.executable).with_name("odtk")  # the entry point, which does not put the folder on the path
-    run = subprocess.run([str(console), "experiment", "run", "grid.yaml"], capture_output=True, text=True, cwd=folder,
+    run = subprocess.run([str(console), "experiment", "run", grid.name], capture_output=True, text=True, cwd=folder,
                          timeout=CAMPAIGN_HANG_STOP)
     assert run.returncode == 0 and "1 done, 0 failed" in run.stdout, run.stdout + run.stderr
 
