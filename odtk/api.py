@@ -450,7 +450,7 @@ def _search(problem: _Problem, shape: nx.DiGraph, hyper: dict, solver: str,
         raise SelfCheckError(f"Self-check failed: the search reported {found.objective} but its "
                              f"tree scores {objective:g} on the training data; report this model.")
     statistics = {name: value for name, value in dataclasses.asdict(found).items()
-                  if name not in ("tree", "objective", "lower_bound", "status", "seconds", "error")}
+                  if name not in ("tree", "perfect", "objective", "lower_bound", "status", "seconds", "error")}
     steps["search"] = {"termination": found.status, "seconds": found.seconds, "objective": objective,
                        "bound": found.lower_bound, **statistics}
     if found.status != "optimal":

@@ -151,6 +151,9 @@ class _ModelOption(click.Option):
 @click.option("--warm-start", help="Trees on binary features: start from 'cart' or a saved model JSON "
               "learned on the same data.")
 @click.option("--max-thresholds", type=int, help="Cap on thresholds per numeric feature (quantiles).")
+@click.option("--thresholds", type=click.Choice(["midpoints", "quantiles", "values"]),
+              help="Numeric thresholds: midpoints (default; quantiles with --max-thresholds) or values "
+              "(x > v per distinct value but the largest; number-coded categorical columns as ordered).")
 @click.option("--handoff", type=click.Choice(["native", "pyomo"]), default="native", show_default=True,
               help="Pass the model through the native matrix API or Pyomo's solver interface.")
 @click.option("--log", is_flag=True, help="Show the solver's log.")
@@ -158,7 +161,7 @@ class _ModelOption(click.Option):
 @click.option("--dot", type=click.Path(dir_okay=False), help="Save the tree/diagram as Graphviz DOT.")
 @click.option("--force", is_flag=True, help="Overwrite --output / --dot if they exist.")
 def solve(model, dataset, csv_path, target, categorical_columns, depth, skeleton, solver, time_limit,
-          gap, threads, seed, warm_start, max_thresholds, handoff, log, output, dot, force,
+          gap, threads, seed, warm_start, max_thresholds, thresholds, handoff, log, output, dot, force,
           positive_class, extra_options, **model_options) -> None:
     """Learn an optimal tree or diagram and print it with its certificate."""
     from odtk import api
@@ -177,7 +180,7 @@ def solve(model, dataset, csv_path, target, categorical_columns, depth, skeleton
     result = api.solve(
         model, data, depth=depth, skeleton=skeleton, solver=solver, time_limit=time_limit,
         mip_gap=gap, threads=threads, seed=seed, log=log, handoff=handoff,
-        thresholds="quantiles" if max_thresholds else "midpoints", max_thresholds=max_thresholds,
+        thresholds=thresholds or ("quantiles" if max_thresholds else "midpoints"), max_thresholds=max_thresholds,
         warm_start=warm_start if warm_start in (None, "cart") else TrainedModel.load(warm_start),
         positive_class=positive_class, **given)
     trained = result.model

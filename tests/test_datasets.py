@@ -20,7 +20,7 @@ from odtk.exceptions import DataError
 
 def test_catalog_matches_loaded_data():
     infos = list_datasets()
-    assert len({info.name for info in infos}) == len(infos) == 103
+    assert len({info.name for info in infos}) == len(infos) == 104
     for info in infos:
         ds = load_dataset(info.name)
         loaded = (ds.n_rows, ds.n_features, len(ds.classes), ds.kind, ds.name)
@@ -63,7 +63,7 @@ def test_collections_and_listing_opens_no_data_file():
     infos = list_datasets()
     assert isinstance(infos[0], DatasetInfo)
     counts = pd.Series([info.collection for info in infos]).value_counts().to_dict()
-    assert counts == {"binary": 26, "flowoct": 16, "uci": 54, "consistent": 7}
+    assert counts == {"binary": 26, "flowoct": 16, "uci": 54, "consistent": 8}
 
 
 @pytest.mark.parametrize("name, shape, n_classes, kind", [
@@ -76,6 +76,7 @@ def test_collections_and_listing_opens_no_data_file():
     ("uci/iris", (150, 4), 3, "numeric"),
     ("consistent/wine", (178, 13), 3, "numeric"),
     ("consistent/mouse", (70, 45), 2, "binary"),
+    ("consistent/car", (1728, 6), 4, "numeric"),
 ])
 def test_documented_shapes(name, shape, n_classes, kind):
     ds = load_dataset(name)
@@ -234,6 +235,24 @@ def test_midpoint_thresholds_exact():
     assert X.tolist() == [[1, 1, 1], [0, 1, 1], [0, 0, 1], [0, 1, 1], [0, 0, 0]]
 
 
+def test_value_thresholds_exact():
+    """``x > v`` for every distinct value but the largest; integer-coded categories are ordered."""
+    df = pd.DataFrame({"age": [20, 30, 31, 30, 50], "grade": [2, 1, 3, 1, 2], "colour": list("rgrgb")})
+    kinds = {"age": "numeric", "grade": "categorical", "colour": "categorical"}
+    enc = FeatureEncoder(thresholds="values").fit(df, kinds)
+    assert enc.columns_ == ["age>20", "age>30", "age>31", "grade>1", "grade>2", "colour=b", "colour=g",
+                            "colour=r"]
+    assert enc.kinds_ == {"age": "numeric", "grade": "numeric", "colour": "categorical"}
+    assert enc.transform(df).tolist() == [[0, 0, 0, 1, 0, 0, 0, 1], [1, 0, 0, 0, 0, 0, 1, 0],
+                                          [1, 1, 0, 1, 1, 0, 0, 1], [1, 0, 0, 0, 0, 0, 1, 0],
+                                          [1, 1, 1, 1, 0, 1, 0, 0]]
+    assert enc.transform(pd.DataFrame({"age": [25, 99], "grade": [0, 9], "colour": ["r", "r"]}))[:, :5].tolist() \
+        == [[1, 0, 0, 0, 0], [1, 1, 1, 1, 1]]
+    assert FeatureEncoder(thresholds="values", max_thresholds=1).fit(df, kinds).columns_[:2] == ["age>30", "grade>2"]
+    midpoints = FeatureEncoder().fit(df, kinds)  # the same cuts of the training rows, other names
+    assert np.array_equal(1 - midpoints.transform(df)[:, :3], enc.transform(df)[:, :3])
+
+
 def test_threshold_caps():
     df = pd.DataFrame({"x": np.arange(100.0)})
     assert len(FeatureEncoder().fit(df, {"x": "numeric"}).columns_) == 99
@@ -286,7 +305,8 @@ def test_transform_errors():
 
 
 @pytest.mark.parametrize("mode, thresholds", [("binary", "midpoints"), ("binary", "quantiles"),
-                                              ("scaled", "midpoints"), ("onehot", "quantiles")])
+                                              ("scaled", "midpoints"), ("onehot", "quantiles"),
+                                              ("binary", "values"), ("onehot", "values")])
 def test_encoder_json_round_trip(mode, thresholds):
     ds = load_dataset("uci/teaching-assistant-evaluation")
     mixed = from_dataframe(pd.concat([ds.features, ds.target.rename("t")], axis=1).assign(

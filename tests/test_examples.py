@@ -126,7 +126,7 @@ def test_cp_paper() -> None:
 
 
 def test_sat_paper() -> None:
-    rows = run_script("sat_paper.py", "--datasets", "iris", "monk1", "--splits", "0", "1")
+    rows = run_script("sat_paper.py", "--tables", "3", "--datasets", "iris", "monk1", "--splits", "0", "1")
     assert [row["dataset"] for row in rows] == ["iris", "monk1"]
     for row in rows:
         assert row["splits"] == row["proven"] == "2" and row["consistent"] == "yes"

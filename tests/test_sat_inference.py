@@ -1,6 +1,11 @@
 """SAT inference of minimum-depth / minimum-size consistent trees (Avellaneda) against brute force."""
 from __future__ import annotations
 
+import importlib
+import re
+import sys
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -152,3 +157,90 @@ def test_solver_mix_ups_are_one_line_errors(model, solver, message):
 def test_sat_solvers_are_listed_apart_from_milp_solvers():
     assert "minisat22" not in available_solvers()
     assert set(available_solvers("sat")) <= {"minisat22", "glucose4", "cadical153"}
+
+
+def _ordered_frame(seed: int, rows: int = 14) -> pd.DataFrame:
+    """Small data with an integer column, an integer-coded categorical column and a class."""
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame({"a": rng.integers(0, 4, rows), "b": rng.integers(1, 4, rows)})
+    truth = {key: rng.integers(0, 2) for key in zip(frame.a, frame.b)}
+    return frame.assign(label=[truth[key] for key in zip(frame.a, frame.b)])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_value_thresholds_reach_the_brute_force_optimum(seed):
+    frame = _ordered_frame(200 + seed)
+    data = odtk.datasets.from_dataframe(frame, "label", categorical=["b"])
+    X = odtk.datasets.FeatureEncoder(thresholds="values").fit(data).transform(data)
+    depth, nodes = _brute_force(X, frame.label.to_numpy())
+    found_depth = odtk.solve("sat-depth", data, thresholds="values")
+    found_size = odtk.solve("sat-size", data, thresholds="values")
+    assert found_depth.objective == depth and found_size.objective == nodes
+    assert all(name.startswith(("a>", "b>")) for name in found_size.model.encoder.columns_)
+
+
+@pytest.mark.parametrize("per_round, keep", [(1, "on"), (4, "off"), (1_000, "on")])
+@pytest.mark.parametrize("seed", range(0, 16, 3))
+def test_speed_options_keep_the_optimum(seed, per_round, keep):
+    X, y = _case(seed)
+    depth, nodes = _brute_force(X, y)
+    for minimize, expected in (("depth", depth), ("size", nodes)):
+        found = sat_inference.search(X, y, 2, minimize=minimize, examples_per_round=per_round,
+                                     keep_examples=keep)
+        assert found.objective == expected and found.status == "optimal"
+        assert list(sat_inference.predict(found.tree, X)) == list(y)
+
+
+def test_clause_arrays_match_the_paper_recursion():
+    """(3)–(6) built level by level equal the clauses of Algorithms 1 and 2 walked recursively."""
+    clauses = sat_inference.PerfectTreeClauses(depth=3, n_features=4, n_classes=3)
+    features, label = np.array([1, 0, 0, 1]), 2
+    built = {tuple(sorted(row)) for block in clauses.add_example(0, features, label) for row in block.tolist()}
+    bits = [clauses.variables - 2, clauses.variables - 1, clauses.variables]  # X_{e,0..2}
+    expected = set()
+
+    def walk(path: list[int], q: int, level: int) -> None:  # Algorithm 1, then 2 at the leaves
+        if level == 3:
+            leaf = q - 8
+            expected.update(tuple(sorted([*path, int(clauses.C[leaf, c]) * (1 if c == label else -1)]))
+                            for c in range(3))
+            return
+        x = bits[level]
+        expected.update(tuple(sorted([*path, -int(clauses.F[q - 1, f]), x if features[f] else -x]))
+                        for f in range(4))
+        walk([*path, x], 2 * q, level + 1)
+        walk([*path, -x], 2 * q + 1, level + 1)
+
+    walk([], 1, 0)
+    assert built == expected and clauses.n_clauses == len(expected)
+
+
+def test_cpu_time_and_perfect_tree_are_reported():
+    X, y = _case(9)
+    found = sat_inference.search(X, y, 2, minimize="depth")
+    assert found.cpu_seconds >= 0.0
+    assert sat_inference.count_nodes(found.perfect) == 2 ** (found.depth + 1) - 1
+    assert sat_inference.simplify(found.perfect, X) == found.tree
+
+
+def test_cli_value_thresholds_and_speed_options():
+    out = CliRunner().invoke(main, ["solve", "--model", "sat-size", "--dataset", "consistent/monk1",
+                                    "--thresholds", "values", "-o", "examples_per_round=5",
+                                    "-o", "keep_examples=on"])
+    paper_faithful = odtk.solve("sat-size", "consistent/monk1", thresholds="values")
+    assert out.exit_code == 0, out.output
+    assert re.search(r"Feat_\d>\d ?", out.output) and f"objective {paper_faithful.objective:g} " in out.output
+
+
+def test_paper_example_main_runs_small(capsys):
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    sys.path.insert(0, str(examples))
+    try:
+        sat_paper = importlib.import_module("sat_paper")
+        assert sat_paper.main(["--tables", "1", "3", "--datasets", "iris", "--splits", "0", "--folds", "2"]) == 0
+    finally:
+        sys.path.remove(str(examples))
+    printed = capsys.readouterr().out
+    assert "Table 1: mouse" in printed and "Table 3" in printed
+    mouse = [line.split() for line in printed.splitlines() if line.lstrip().startswith("DT_")]
+    assert [row[0] for row in mouse] == ["DT_depth", "DT_size"] and all(row[-1] == "yes" for row in mouse)

@@ -11,7 +11,7 @@ from odtk.datasets.adapters import Dataset, first_row, infer_kinds
 from odtk.exceptions import ConfigError, DataError
 
 MODES = ("binary", "scaled", "onehot")
-THRESHOLDS = ("midpoints", "quantiles")
+THRESHOLDS = ("midpoints", "quantiles", "values")
 DEFAULT_QUANTILES = 10
 DEFAULT_BINS = 10  # one-hot mode: deciles
 MAX_CATEGORIES = 1000  # each category is a 0/1 column of the model
@@ -70,6 +70,10 @@ class FeatureEncoder:
     (``thresholds="midpoints"``, at most ``max_thresholds`` evenly spaced ones if
     given) or the midpoints nearest to ``max_thresholds`` (default 10) evenly
     spaced quantiles of the training values (``thresholds="quantiles"``).
+    ``thresholds="values"`` encodes an ordered column as one 0/1 column ``x > v`` per
+    distinct training value v but the largest (at most ``max_thresholds`` evenly
+    spaced ones if given); it takes a categorical column whose values are all
+    numbers (integer codes) as ordered, i.e. as a numeric column, in every mode.
     ``mode="scaled"``: numeric columns are min-max scaled to [0, 1] on the
     training data (new data clipped; a constant column maps to 0); binary
     columns pass through; categorical columns are one-hot encoded.
@@ -103,10 +107,17 @@ class FeatureEncoder:
         kinds = {str(k): v for k, v in (kinds or infer_kinds(frame)).items()}
         if len(frame) == 0:
             raise DataError("Cannot fit the encoder on data without rows.")
-        self.kinds_ = kinds
-        self.params_ = {name: self._fit_column(_column(frame, name), kind) for name, kind in kinds.items()}
+        self.kinds_ = {name: self._kind(_column(frame, name), kind) for name, kind in kinds.items()}
+        self.params_ = {name: self._fit_column(_column(frame, name), kind) for name, kind in self.kinds_.items()}
         self._layout()
         return self
+
+    def _kind(self, column: pd.Series, kind: str) -> str:
+        """``thresholds="values"``: a categorical column of numbers is ordered, so numeric."""
+        if self.thresholds != "values" or kind != "categorical":
+            return kind
+        numbers = pd.to_numeric(column, errors="coerce")
+        return "numeric" if numbers.notna().all() else kind
 
     def _fit_column(self, column: pd.Series, kind: str) -> list:
         if kind == "categorical":
@@ -126,21 +137,20 @@ class FeatureEncoder:
 
     def _thresholds(self, values: np.ndarray) -> list[float]:
         distinct = np.unique(values)
-        mids = distinct[:-1] / 2 + distinct[1:] / 2  # no overflow near ±1.8e308
-        if self.mode == "onehot":
-            cap = self.max_thresholds or DEFAULT_BINS - 1
-        elif self.thresholds == "midpoints":
-            cap = self.max_thresholds
+        if self.thresholds == "values":  # x > v: every distinct value but the largest
+            cuts, cap = distinct[:-1], self.max_thresholds
         else:
-            cap = self.max_thresholds or DEFAULT_QUANTILES
-        if cap is None or len(mids) <= cap:
-            return mids.tolist()
-        if self.thresholds == "midpoints" and self.mode != "onehot":
-            picks = np.arange(1, cap + 1) * len(mids) // (cap + 1)
+            cuts = distinct[:-1] / 2 + distinct[1:] / 2  # midpoints; no overflow near ±1.8e308
+            cap = self.max_thresholds or (DEFAULT_BINS - 1 if self.mode == "onehot" else
+                                          None if self.thresholds == "midpoints" else DEFAULT_QUANTILES)
+        if cap is None or len(cuts) <= cap:
+            return cuts.tolist()
+        if self.thresholds == "values" or self.thresholds == "midpoints" and self.mode != "onehot":
+            picks = np.arange(1, cap + 1) * len(cuts) // (cap + 1)
         else:
             targets = np.quantile(values, np.arange(1, cap + 1) / (cap + 1))
-            picks = np.abs(mids[None, :] - targets[:, None]).argmin(axis=1)
-        return mids[np.unique(picks)].tolist()
+            picks = np.abs(cuts[None, :] - targets[:, None]).argmin(axis=1)
+        return cuts[np.unique(picks)].tolist()
 
     def _labels(self, name: str, kind: str, params: list) -> list[str]:
         if kind == "binary" and self.mode == "onehot":
@@ -153,8 +163,9 @@ class FeatureEncoder:
             edges = [f"{t:.6g}" for t in params]
             return ([f"{name}<={edges[0]}"] + [f"{a}<{name}<={b}" for a, b in zip(edges, edges[1:])]
                     + [f"{name}>{edges[-1]}"]) if edges else [f"{name}=any"]
-        short = [f"{name}<={t:.6g}" for t in params]
-        return short if len(set(short)) == len(short) else [f"{name}<={t!r}" for t in params]
+        sign = ">" if self.thresholds == "values" else "<="
+        short = [f"{name}{sign}{t:.6g}" for t in params]
+        return short if len(set(short)) == len(short) else [f"{name}{sign}{t!r}" for t in params]
 
     def _layout(self) -> None:
         self.columns_: list[str] = []
@@ -186,6 +197,8 @@ class FeatureEncoder:
         if self.mode == "onehot":
             bins = np.searchsorted(np.asarray(params, dtype=float), values[:, 0], side="left")
             return bins[:, None] == np.arange(len(params) + 1)[None, :]
+        if self.mode == "binary" and self.thresholds == "values":
+            return values > np.array(params)[None, :]
         if self.mode == "binary":
             return values <= np.array(params)[None, :]
         low, high = params

@@ -20,15 +20,23 @@ Clauses:
     (5)  path(e, q) ∨ C_{q,class(e)}                   the leaf e reaches predicts its class
     (6)  path(e, q) ∨ ¬C_{q,c}             c ≠ class(e) … and no other
     (7)  ¬C_{q,c} ∨ U_q                                a labelled leaf is used
-    (8)  H_{0,0};  (9) ¬U_q ∨ ¬H_{q,j} ∨ H_{q+1,j+1};  (10) ¬H_{q,j} ∨ H_{q+1,j}
-         and the assumption ¬H_{2^k, B+1}: at most B used leaves (Theorem 2: a consistent tree
-         with B leaves, 2B − 1 nodes, exists iff a perfect one with ≤ B used leaves does)
+    (8)  ¬H_{q,j} ∨ H_{q+1,j};  (9) ¬U_q ∨ ¬H_{q,j} ∨ H_{q+1,j+1}   the counter over the leaves
+    (10) H_{0,0} and the assumption ¬H_{2^k, B+1}: at most B used leaves (Theorem 2: a
+         consistent tree with B leaves, 2B − 1 nodes, exists iff a perfect one with ≤ B used
+         leaves does)
 
 where ``path(e, q)`` is the disjunction of literals false exactly when e's first bits lead to q.
-Clauses (3)–(4) are generated per example by walking the tree as Algorithm 1 does, (5)–(6) as
-Algorithm 2 does. Algorithm 3 adds examples lazily: solve, find a training example the tree
-misclassifies, add its clauses only, repeat. ``DT_depth`` tries k = 1, 2, … until satisfiable;
-``DT_size`` then searches the number of used leaves by dichotomy.
+Clauses (3)–(4) are those Algorithm 1 generates per example, (5)–(6) those of Algorithm 2; each
+family is built as one integer array (a row per clause) over blocks of consecutive variable
+numbers, level by level, rather than by recursion. Algorithm 3 adds examples lazily: solve,
+find a training example the tree misclassifies, add its clauses only, repeat. ``DT_depth``
+tries k = 1, 2, … until satisfiable; ``DT_size`` then searches the number of used leaves by
+dichotomy.
+
+Two opt-in speed options depart from the paper (both off by default): ``examples_per_round=N``
+adds up to N misclassified examples per SAT call instead of one, and ``keep_examples="on"``
+starts depth k + 1 with the examples depth k needed. Both leave the optimum unchanged: the
+search still stops only when a tree classifies every training example.
 
 Any backend answering ``solve(assumptions) -> set of true variables or None`` over DIMACS
 clauses works: a SAT solver from python-sat (kept between rounds), or a MILP solver given the
@@ -36,8 +44,11 @@ clauses as a feasibility model (``odtk.formulations.sat_clauses``).
 """
 from __future__ import annotations
 
+import gc
 import threading
 import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Callable, Protocol
 
@@ -50,8 +61,8 @@ CITATION = "Avellaneda, Efficient Inference of Optimal Decision Trees, AAAI 2020
 SENSE = "minimize"
 FEATURES = "binary"
 SKELETON = "search"  # the depth is found, not given (``depth`` caps it)
-HYPERPARAMETERS: dict[str, tuple] = {}
-CHOICES = {"encoding": ("incremental", "all-at-once")}
+HYPERPARAMETERS = {"examples_per_round": (1, 1_000_000, 1)}  # speed option; the paper adds one
+CHOICES = {"encoding": ("incremental", "all-at-once"), "keep_examples": ("off", "on")}
 SIDE_CONSTRAINTS: tuple[str, ...] = ()
 SOLVER = None  # answered by a registered SAT or MILP solver (an oracle), not an own engine
 DEFAULT_SOLVER = "minisat22"
@@ -89,7 +100,7 @@ class InconsistentData(ValueError):
 class SearchOutcome:
     """The smallest consistent tree found, how it was found and whether it is proven."""
 
-    tree: Tree
+    tree: Tree  # simplified (see ``simplify``)
     objective: int  # the depth (DT_depth) or the node count (DT_size)
     lower_bound: int | None
     status: str  # "optimal" or "time_limit"
@@ -100,6 +111,8 @@ class SearchOutcome:
     variables: int
     clauses: int
     seconds: float
+    cpu_seconds: float  # of the whole process: the SAT solver runs in it
+    perfect: Tree  # the perfect tree of the last satisfying assignment, before ``simplify``
 
 
 def inconsistent_pair(X: np.ndarray, y: np.ndarray) -> tuple[int, int] | None:
@@ -112,94 +125,111 @@ def inconsistent_pair(X: np.ndarray, y: np.ndarray) -> tuple[int, int] | None:
 
 
 class PerfectTreeClauses:
-    """The clause set of a perfect tree of depth k, grown one example at a time."""
+    """The clause set of a perfect tree of depth k, grown one example at a time.
+
+    Variables are numbered in blocks so that every clause family is built as one integer array
+    (one row per clause): F_{q,f} is ``F[q - 1, f]``, C_{q,c} is ``C[q, c]``. Methods return
+    the new clauses as such arrays and count them.
+    """
 
     def __init__(self, depth: int, n_features: int, n_classes: int):
         self.depth, self.n_features, self.n_classes = depth, n_features, n_classes
         self.n_leaves = 2**depth
         self.variables = 0
-        self.F = {(q, f): self._new() for q in range(1, self.n_leaves) for f in range(n_features)}
-        self.C = {(q, c): self._new() for q in range(self.n_leaves) for c in range(n_classes)}
-        self.clauses: list[Clause] = []
+        self.F = self._new((self.n_leaves - 1, n_features))
+        self.C = self._new((self.n_leaves, n_classes))
+        self.n_clauses = 0
         self.examples: list[int] = []
-        self.counter: dict[tuple[int, int], int] = {}
-        self._emit(self._one_feature_per_node())
+        self.counter: np.ndarray | None = None
+        self.signs = [_path_signs(level) for level in range(depth + 1)]
 
-    def _new(self) -> int:
-        self.variables += 1
-        return self.variables
+    def _new(self, shape: tuple[int, ...]) -> np.ndarray:
+        """A block of fresh variables of the given shape."""
+        size = int(np.prod(shape))
+        block = np.arange(self.variables + 1, self.variables + size + 1).reshape(shape)
+        self.variables += size
+        return block
 
-    def _emit(self, clauses: list[Clause]) -> list[Clause]:
-        self.clauses.extend(clauses)
-        return clauses
+    def _emit(self, blocks: list[np.ndarray]) -> list[np.ndarray]:
+        self.n_clauses += sum(len(block) for block in blocks)
+        return blocks
 
-    def _one_feature_per_node(self) -> list[Clause]:
-        clauses = []
-        for q in range(1, self.n_leaves):
-            clauses.append([self.F[q, f] for f in range(self.n_features)])                    # (1)
-            clauses.extend([-self.F[q, f], -self.F[q, g]] for f in range(self.n_features)    # (2)
-                           for g in range(f + 1, self.n_features))
-        return clauses
+    def one_feature_per_node(self) -> Iterator[np.ndarray]:
+        """Clauses (1)–(2), one node at a time (the pairs (2) grow as m²)."""
+        first, second = np.triu_indices(self.n_features, 1)
+        yield from self._emit([self.F])                                                      # (1)
+        for features in self.F:
+            yield from self._emit([-np.stack([features[first], features[second]], axis=1)])  # (2)
 
-    def add_example(self, index: int, features: np.ndarray, label: int) -> list[Clause]:
-        """Clauses (3)–(6) of one example; returns the new clauses."""
-        bits = [self._new() for _ in range(self.depth)]  # X_{e,l}
-        clauses: list[Clause] = []
-        self._route(features, bits, clauses, [], 1, 0)
-        self._label(label, bits, clauses, [], 0, 0)
+    def add_example(self, index: int, features: np.ndarray, label: int) -> list[np.ndarray]:
+        """Clauses (3)–(6) of one example (Algorithms 1 and 2, level by level)."""
+        bits = self._new((self.depth,))  # X_{e,l}
+        ones = np.where(np.asarray(features, dtype=bool), 1, -1)
+        blocks = []
+        for level in range(self.depth):
+            nodes = self.F[2**level - 1: 2**(level + 1) - 1]  # F_{q,·} of the nodes at this level
+            path = np.repeat(self.signs[level] * bits[:level], self.n_features, axis=0)
+            blocks.append(np.column_stack([path, -nodes.ravel(),                           # (3)/(4)
+                                           np.tile(ones * bits[level], len(nodes))]))
+        path = np.repeat(self.signs[self.depth] * bits, self.n_classes, axis=0)
+        sign = np.where(np.arange(self.n_classes) == label, 1, -1)
+        blocks.append(np.column_stack([path, (self.C * sign).ravel()]))                    # (5)/(6)
         self.examples.append(index)
-        return self._emit(clauses)
+        return self._emit(blocks)
 
-    def _route(self, features, bits, clauses, path, q, level) -> None:
-        """Algorithm 1: at node q, a 1 sends the example right and a 0 left (3)–(4)."""
-        if level == self.depth:
-            return
-        x = bits[level]
-        for f in range(self.n_features):
-            clauses.append([*path, -self.F[q, f], x if features[f] else -x])                # (3)/(4)
-        self._route(features, bits, clauses, [*path, x], 2 * q, level + 1)      # left: x false
-        self._route(features, bits, clauses, [*path, -x], 2 * q + 1, level + 1)  # right: x true
-
-    def _label(self, label, bits, clauses, path, leaf, level) -> None:
-        """Algorithm 2: the leaf the example reaches predicts its class and no other (5)–(6)."""
-        if level == self.depth:
-            clauses.append([*path, self.C[leaf, label]])                                     # (5)
-            clauses.extend([*path, -self.C[leaf, c]] for c in range(self.n_classes) if c != label)  # (6)
-            return
-        x = bits[level]
-        self._label(label, bits, clauses, [*path, x], 2 * leaf, level + 1)
-        self._label(label, bits, clauses, [*path, -x], 2 * leaf + 1, level + 1)
-
-    def leaf_counter(self) -> list[Clause]:
-        """Clauses (7)–(10): U_q and the sequential counter H_{q,j} over the leaves."""
-        used = [self._new() for _ in range(self.n_leaves)]
-        clauses = [[-self.C[q, c], used[q]] for q in range(self.n_leaves)                    # (7)
-                   for c in range(self.n_classes)]
+    def leaf_counter(self) -> list[np.ndarray]:
+        """Clauses (7)–(10): U_q and the sequential counter H_{q,j} (j ≤ q + 1) over the leaves."""
+        leaves = self.n_leaves
+        used = self._new((leaves,))
+        rows, columns = np.nonzero(np.tri(leaves + 1, leaves + 2, 1, dtype=bool))
+        self.counter = np.zeros((leaves + 1, leaves + 2), dtype=np.int64)
+        self.counter[rows, columns] = self._new((len(rows),))
         H = self.counter
-        for q in range(self.n_leaves + 1):
-            for j in range(q + 2):
-                H[q, j] = self._new()
-        clauses.append([H[0, 0]])                                                             # (8)
-        for q in range(self.n_leaves):
-            for j in range(q + 1):
-                clauses.append([-used[q], -H[q, j], H[q + 1, j + 1]])                         # (9)
-                clauses.append([-H[q, j], H[q + 1, j]])                                       # (10)
-        return self._emit(clauses)
+        q, j = np.nonzero(np.tri(leaves, leaves + 1, dtype=bool))  # j ≤ q < 2^k
+        return self._emit([
+            np.column_stack([-self.C.ravel(), np.repeat(used, self.n_classes)]),            # (7)
+            np.column_stack([-H[q, j], H[q + 1, j]]),                                        # (8)
+            np.column_stack([-used[q], -H[q, j], H[q + 1, j + 1]]),                          # (9)
+            np.array([[H[0, 0]]]),                                                           # (10)
+        ])
 
     def at_most_leaves(self, bound: int) -> list[int]:
-        """The assumption ¬H_{2^k, B+1}: at most ``bound`` used leaves."""
-        return [-self.counter[self.n_leaves, bound + 1]] if bound < self.n_leaves else []
+        """The assumption ¬H_{2^k, B+1} of (10): at most ``bound`` used leaves."""
+        return [-int(self.counter[self.n_leaves, bound + 1])] if bound < self.n_leaves else []
 
-    def decode(self, true: set[int]) -> Tree:
-        """The perfect tree of a satisfying assignment (unlabelled leaves carry None)."""
-        def node(q: int, level: int) -> Tree:
-            if level == self.depth:
-                leaf = q - self.n_leaves
-                labels = [c for c in range(self.n_classes) if self.C[leaf, c] in true]
-                return ("leaf", labels[0] if labels else None)
-            feature = next(f for f in range(self.n_features) if self.F[q, f] in true)
-            return (feature, node(2 * q, level + 1), node(2 * q + 1, level + 1))
-        return node(1, 0)
+    def decode(self, true: set[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The perfect tree of a satisfying assignment: the feature of every internal node (heap
+        order, node q at q − 1) and the class of every leaf (−1: unlabelled)."""
+        value = np.zeros(self.variables + 1, dtype=bool)
+        value[[v for v in true if v <= self.variables]] = True
+        labelled = value[self.C]
+        return value[self.F].argmax(axis=1), np.where(labelled.any(axis=1), labelled.argmax(axis=1), -1)
+
+
+def _path_signs(level: int) -> np.ndarray:
+    """Row i: the signs of X_{e,0} … X_{e,level−1} in path(e, q) for the i-th node q of the level
+    (+ where q's ancestor went left, so the literal is false exactly on the path to q)."""
+    index = np.arange(2**level)[:, None]
+    shifts = np.arange(level - 1, -1, -1)[None, :]
+    return np.where((index >> shifts) & 1, -1, 1)
+
+
+def perfect_tree(features: np.ndarray, labels: np.ndarray) -> Tree:
+    """The nested tuple of a decoded perfect tree (unlabelled leaves carry None)."""
+    def node(q: int) -> Tree:
+        if q > len(features):
+            label = labels[q - len(features) - 1]
+            return ("leaf", None if label < 0 else int(label))
+        return (int(features[q - 1]), node(2 * q), node(2 * q + 1))
+    return node(1)
+
+
+def leaves_reached(features: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """The leaf (0 … 2^k − 1) every row of ``X`` reaches in a decoded perfect tree."""
+    q, rows = np.ones(len(X), dtype=np.int64), np.arange(len(X))
+    for _ in range(len(features).bit_length()):  # the depth k: 2^k − 1 internal nodes
+        q = 2 * q + X[rows, features[q - 1]]
+    return q - len(features) - 1
 
 
 class SatOracle:
@@ -244,20 +274,25 @@ class SatOracle:
 def search(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int | None = None,
            minimize: str = "depth", encoding: str = "incremental",
            oracle: Callable[[float], Oracle] | str = "minisat22",
-           time_limit: float | None = None) -> SearchOutcome:
+           time_limit: float | None = None, examples_per_round: int = 1,
+           keep_examples: str = "off") -> SearchOutcome:
     """``DT_depth`` (``minimize="depth"``) or ``DT_size`` (``"size"``) on binary features.
 
     ``depth`` caps the depths tried; ``oracle`` is a python-sat solver name or a factory
     ``deadline -> Oracle``; ``encoding="all-at-once"`` encodes every example from the start.
+    Speed options (the paper's algorithm by default): ``examples_per_round`` misclassified
+    examples are added per SAT call instead of one; ``keep_examples="on"`` encodes the examples
+    of depth k again at depth k + 1 from the start.
     """
     X, y = np.asarray(X, dtype=bool), np.asarray(y)
     pair = inconsistent_pair(X, y)
     if pair is not None:
         raise InconsistentData(*pair)
-    start = time.monotonic()
+    start, cpu = time.monotonic(), time.process_time()
     deadline = start + time_limit if time_limit is not None else float("inf")
     make_oracle = (lambda limit: SatOracle(oracle, limit)) if isinstance(oracle, str) else oracle
-    run = _Run(X, y, n_classes, encoding, make_oracle, deadline)
+    run = _Run(X, y, n_classes, make_oracle, deadline,
+               Speed(encoding, examples_per_round, keep_examples == "on"))
     try:
         found = run.min_depth(MAX_DEPTH if depth is None else depth)
         if minimize == "size":
@@ -273,15 +308,38 @@ def search(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int | None = Non
     objective = nodes if minimize == "size" else depth
     return SearchOutcome(tree, objective, objective if run.status == "optimal" else None,
                          run.status, depth, nodes, run.rounds, len(run.clauses.examples),
-                         run.clauses.variables, len(run.clauses.clauses), time.monotonic() - start)
+                         run.clauses.variables, run.clauses.n_clauses, time.monotonic() - start,
+                         time.process_time() - cpu, found)
+
+
+@dataclass(frozen=True)
+class Speed:
+    """How examples enter the encoding: all at once, or lazily (Algorithm 3) with its options."""
+
+    encoding: str = "incremental"
+    per_round: int = 1
+    keep: bool = False
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while millions of small clause lists are made."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class _Run:
     """One run of Algorithm 3 (with DT_depth / DT_size around it)."""
 
-    def __init__(self, X, y, n_classes, encoding, make_oracle, deadline):
+    def __init__(self, X: np.ndarray, y: np.ndarray, n_classes: int,
+                 make_oracle: Callable[[float], Oracle], deadline: float, speed: Speed):
         self.X, self.y, self.n_classes = X, y, n_classes
-        self.encoding, self.make_oracle, self.deadline = encoding, make_oracle, deadline
+        self.make_oracle, self.deadline, self.speed = make_oracle, deadline, speed
         self.oracle: Oracle | None = None
         self.clauses: PerfectTreeClauses | None = None
         self.rounds, self.status, self.best = 0, "optimal", None
@@ -298,7 +356,7 @@ class _Run:
 
     def min_size(self, tree: Tree) -> Tree:
         """DT_size: dichotomy on the number of used leaves, at the minimum depth."""
-        self.oracle.add_clauses(self.clauses.leaf_counter())
+        self._add(self.clauses.leaf_counter())
         low, high = 1, count_leaves(simplify(tree, self.X))
         while low < high:
             middle = (low + high) // 2
@@ -309,27 +367,38 @@ class _Run:
                 high, self.best = count_leaves(simplify(found, self.X)), found
         return self.best
 
+    def _add(self, blocks: Iterable[np.ndarray]) -> None:
+        """Hand clause arrays to the backend, one list of clauses per array."""
+        with _collector_paused():
+            for block in blocks:
+                self.oracle.add_clauses(block.tolist())
+
+    def _add_examples(self, rows: Iterable[int]) -> None:
+        self._add(block for i in rows
+                  for block in self.clauses.add_example(int(i), self.X[i], int(self.y[i])))
+
     def _encode(self, depth: int) -> None:
+        """A fresh backend with (1)–(2) at depth k, and the examples the options ask for."""
+        kept = self.clauses.examples if self.clauses is not None and self.speed.keep else []
         self.close()
         self.clauses = PerfectTreeClauses(depth, self.X.shape[1], self.n_classes)
         self.oracle = self.make_oracle(self.deadline)
-        self.oracle.add_clauses(self.clauses.clauses)
-        if self.encoding == "all-at-once":
-            for i in range(len(self.y)):
-                self.oracle.add_clauses(self.clauses.add_example(i, self.X[i], int(self.y[i])))
+        self._add(self.clauses.one_feature_per_node())
+        self._add_examples(range(len(self.y)) if self.speed.encoding == "all-at-once" else kept)
 
     def _consistent(self, assumptions: list[int]) -> Tree | None:
-        """Algorithm 3: solve; while the tree misclassifies an example, add it and re-solve."""
+        """Algorithm 3: solve; while the tree misclassifies examples, add one (or
+        ``per_round``) of them and re-solve."""
         while True:
             self.rounds += 1
             true = self.oracle.solve(assumptions)
             if true is None:
                 return None
-            tree = self.clauses.decode(true)
-            wrong = misclassified(tree, self.X, self.y)
-            if wrong is None:
-                return tree
-            self.oracle.add_clauses(self.clauses.add_example(wrong, self.X[wrong], int(self.y[wrong])))
+            features, labels = self.clauses.decode(true)
+            wrong = np.flatnonzero(labels[leaves_reached(features, self.X)] != self.y)
+            if len(wrong) == 0:
+                return perfect_tree(features, labels)
+            self._add_examples(wrong[:self.speed.per_round])
 
     def close(self) -> None:
         if self.oracle is not None and hasattr(self.oracle, "close"):
@@ -346,12 +415,6 @@ def _leaf_of(tree: Tree, row: np.ndarray) -> Tree:
     while tree[0] != "leaf":
         tree = tree[2] if row[tree[0]] else tree[1]
     return tree
-
-
-def misclassified(tree: Tree, X: np.ndarray, y: np.ndarray) -> int | None:
-    """The first training row the tree gets wrong, or None."""
-    wrong = np.flatnonzero(predict(tree, X) != y)
-    return int(wrong[0]) if len(wrong) else None
 
 
 def simplify(tree: Tree, X: np.ndarray) -> Tree:
