@@ -107,12 +107,12 @@ def test_options_reach_scips_parameters(monkeypatch):
             made.append(self)
 
     monkeypatch.setattr(pyscipopt, "Model", Recorded)
-    options = SolverOptions(time_limit=7, mip_gap=0.25, threads=100, seed=2**31 + 5)
+    options = SolverOptions(time_limit=7, mip_gap=0.25, threads=100, seed=2**31 - 1)
     _solve(_knapsack(), options)
     model = made[-1]
     assert model.getParam("limits/time") == 7 and model.getParam("limits/gap") == 0.25
     assert model.getParam("parallel/maxnthreads") == 64  # SCIP's largest
-    assert model.getParam("randomization/randomseedshift") == 5
+    assert model.getParam("randomization/randomseedshift") == 2**31 - 1  # odtk's largest seed
     assert model.getParam("display/verblevel") == 0
     _solve(_knapsack(), SolverOptions(log=True))
     assert made[-1].getParam("display/verblevel") == 4
