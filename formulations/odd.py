@@ -100,7 +100,9 @@ Departures from the paper and choices:
   M is valid for these bounds and ``strengthening`` leaves it as it is.
 * By default (``strengthening="on"``) the model adds S1–S3 (see Options): d and the
   terminal flows w_iv are binary, (5) is an equality, and inactive nodes get (odtk) rows
-  that zero their flow and split. ``strengthening="off"`` is the paper's model as above.
+  that zero their flow and split. None of them changes the optimum (each cuts off only
+  points that have an equally good copy meeting it; proofs under Options), only the solve
+  time. ``strengthening="off"`` is the paper's model as above.
 * ``domain="l1"`` is the authors' ‖a‖₁ ≤ 1 (stated with (13)); the default is the paper's box.
 * Univariate splits use binaries e_uj with a_uj ∈ [−1, 1] (the authors' code uses
   a ∈ {−1, 0, 1}); the negative coefficient lets (11) mirror a split. Mirroring
