@@ -100,30 +100,31 @@ HEADER = (f"{'dataset':14} {'n':>4} {'groups':>6} {'topology':9} {'config':15} {
 
 
 # --------------------------------------------------------------------------- datasets
-def relabel(dataset: Dataset, names: dict[Any, str], positive: str) -> Dataset:
-    """``dataset`` with the class codes replaced by ``names`` and recoded to ``positive`` vs
-    ``not <positive>``; features kept with their kinds."""
-    labels = dataset.target.map(names)
+def relabel(dataset: Dataset, positive: str, names: dict[Any, str] | None = None) -> Dataset:
+    """``dataset`` with its classes (codes replaced by ``names`` if given) recoded to
+    ``positive`` vs ``not <positive>``; features kept with their kinds."""
+    labels = dataset.target if names is None else dataset.target.map(names)
     if labels.isna().any():
         raise ValueError(f"{dataset.name}: class codes {sorted(set(dataset.target) - set(names))} unnamed")
     binary = labels.where(labels == positive, f"not {positive}")
     return Dataset(dataset.name, dataset.features, binary.rename("class"), dict(dataset.kinds))
 
 
-def as_categories(name: str, columns: dict[str, str] | None = None) -> Dataset:
-    """The bundled dataset ``name`` with every feature declared categorical (and renamed)."""
+def as_categories(name: str) -> Dataset:
+    """The bundled dataset ``name`` with every feature declared categorical."""
     dataset = load_dataset(name)
-    frame = dataset.features.rename(columns=columns or {}).assign(target=dataset.target)
+    frame = dataset.features.assign(target=dataset.target)
     return from_dataframe(frame, "target", categorical=list(frame.columns[:-1]), name=name)
 
 
 def from_one_hot(features: pd.DataFrame, separator: str, dropped: dict[str, str]) -> pd.DataFrame:
-    """Categorical columns from one-hot columns named ``<feature><separator><value>``; a row
-    without a 1 in a group has the value ``dropped[feature]`` (the level the encoding dropped)."""
+    """Categorical columns from one-hot columns named ``<feature><separator><value>`` (the value
+    after the last separator); a row without a 1 in a group has the value ``dropped[feature]``
+    (the level the encoding dropped)."""
     out = {}
-    for feature in dict.fromkeys(column.split(separator)[0] for column in features.columns):
-        group = [column for column in features.columns if column.split(separator)[0] == feature]
-        values = np.array([column.split(separator, 1)[1] for column in group] + [dropped.get(feature, "")])
+    for feature in dict.fromkeys(column.rsplit(separator, 1)[0] for column in features.columns):
+        group = [column for column in features.columns if column.rsplit(separator, 1)[0] == feature]
+        values = np.array([column.rsplit(separator, 1)[1] for column in group] + [dropped.get(feature, "")])
         ones = features[group].to_numpy()
         if (ones.sum(axis=1) > 1).any() or (feature not in dropped and (ones.sum(axis=1) != 1).any()):
             raise ValueError(f"group {feature!r} is not one-hot")
@@ -151,55 +152,51 @@ def car() -> tuple[Dataset, str]:
     Not flowoct/car-evaluation-categorical: its safety column codes med and high alike (two
     values instead of three), so 175 feature vectors carry two classes. uci/car-evaluation is
     one-hot with one level per attribute dropped (buying and maint: high, doors and persons: 2,
-    lug_boot: big, safety: high); the dropped levels are restored here. Classes are coded in
-    alphabetical order (0 acc 384, 1 good 69, 2 unacc 1210, 3 vgood 65). On all 1728 rows at
+    lug_boot: big, safety: high); the dropped levels are restored here. Classes: acc 384,
+    good 69, unacc 1210, vgood 65. On all 1728 rows at
     depth-2, "None" stops at 60 s with a 16 % gap ("All" proves in 13 s), so a stratified sample
     of 300 rows (seed 0) is used.
     """
     dataset = load_dataset("uci/car-evaluation")
-    features = from_one_hot(dataset.features, "_", {"0": "high", "1": "high", "2": "2", "3": "2",
-                                                    "4": "big", "5": "high"})
-    features.columns = ["buying", "maint", "doors", "persons", "lug_boot", "safety"]
+    features = from_one_hot(dataset.features, "_", {"buying": "high", "maint": "high", "doors": "2",
+                                                    "persons": "2", "lug_boot": "big", "safety": "high"})
     frame = features.assign(target=dataset.target)
     full = from_dataframe(frame, "target", categorical=list(features.columns), name="uci/car-evaluation")
-    names = {0: "acc", 1: "good", 2: "unacc", 3: "vgood"}
-    return stratified_sample(relabel(full, names, "unacc"), 300), "unacc"
+    return stratified_sample(relabel(full, "unacc"), 300), "unacc"
 
 
 def balance_scale() -> tuple[Dataset, str]:
     """UCI balance scale: left weight, left distance, right weight, right distance (1–5, stored
-    as 0–4) as categories; "L" (288 of 625: the scale tips to the left) vs B and R. The codes
-    0, 1, 2 are L, B, R: checked against the rule left weight × distance vs right's."""
-    dataset = as_categories("uci/balance-scale", {"0": "left_weight", "1": "left_distance",
-                                                  "2": "right_weight", "3": "right_distance"})
+    as 0–4) as categories; "L" (288 of 625: the scale tips to the left) vs B and R, checked
+    against the rule left weight × distance vs right's."""
+    dataset = as_categories("uci/balance-scale")
     x = dataset.features.to_numpy(dtype=int) + 1
     tips = np.sign(x[:, 2] * x[:, 3] - x[:, 0] * x[:, 1]) + 1  # 0 left, 1 balanced, 2 right
-    if not (tips == dataset.target.to_numpy()).all():
-        raise ValueError("uci/balance-scale: the class codes are not L, B, R")
-    return relabel(dataset, {0: "L", 1: "B", 2: "R"}, "L"), "L"
+    if not (tips == dataset.target.map({"L": 0, "B": 1, "R": 2}).to_numpy()).all():
+        raise ValueError("uci/balance-scale: the classes do not follow the torque rule")
+    return relabel(dataset, "L"), "L"
 
 
 def hayes_roth() -> tuple[Dataset, str]:
     """UCI Hayes-Roth (160 rows: the training and test files): hobby, age, education and marital
     status (integer codes) as categories; class 1 (65 rows) vs 2 and 3 (stored as codes 0, 1, 2)."""
-    dataset = as_categories("uci/hayes-roth", {"0": "hobby", "1": "age", "2": "education",
-                                               "3": "marital_status"})
-    return relabel(dataset, {0: "1", 1: "2", 2: "3"}, "1"), "1"
+    dataset = as_categories("uci/hayes-roth")
+    return relabel(dataset, "1", {0: "1", 1: "2", 2: "3"}), "1"
 
 
 def voting() -> tuple[Dataset, str]:
-    """UCI congressional voting records (435 rows, 16 yes/no votes; codes 0 democrat 267,
-    1 republican 168): every vote a group of two values, republican positive."""
+    """UCI congressional voting records (435 rows, 16 yes/no votes; democrat 267, republican
+    168): every vote a group of two values, republican positive."""
     dataset = load_dataset("uci/congressional-voting")
-    return relabel(dataset, {0: "democrat", 1: "republican"}, "republican"), "republican"
+    return relabel(dataset, "republican"), "republican"
 
 
 def breast_cancer() -> tuple[Dataset, str]:
     """UCI breast cancer Wisconsin (original; 699 rows, nine cytology scores 1–10 stored as 0–9,
-    codes 0 benign 458, 1 malignant 241): numeric, so odtk's one-hot encoding makes every score
-    an ordered group of bins (section 4.4; with ten values, one bin each); malignant positive."""
+    benign 458, malignant 241): numeric, so odtk's one-hot encoding makes every score an ordered
+    group of bins (section 4.4; with ten values, one bin each); malignant positive."""
     dataset = load_dataset("uci/breast-cancer-wisconsin")
-    return relabel(dataset, {0: "benign", 1: "malignant"}, "malignant"), "malignant"
+    return relabel(dataset, "malignant"), "malignant"
 
 
 def tic_tac_toe() -> tuple[Dataset, str]:
@@ -211,7 +208,7 @@ def tic_tac_toe() -> tuple[Dataset, str]:
     features = features.replace({"1": "b", "2": "o", "3": "x"})
     frame = features.assign(target=dataset.target)
     dataset = from_dataframe(frame, "target", categorical=list(features.columns), name="flowoct/tic-tac-toe")
-    return relabel(dataset, {0: "x loses", 1: "x wins"}, "x wins"), "x wins"
+    return relabel(dataset, "x wins", {0: "x loses", 1: "x wins"}), "x wins"
 
 
 DATASETS: dict[str, Callable[[], tuple[Dataset, Any]]] = {

@@ -135,7 +135,7 @@ def regrouped(name: str) -> Dataset:
 
 def monks1_full() -> Dataset:
     """uci/monks1 without duplicate rows (the full 432-row MONK-1 set), attributes decoded from
-    their one-hot columns with one level dropped (``1_1``, ``1_2`` → attribute 1)."""
+    their one-hot columns with one level dropped (``a1_2``, ``a1_3`` → attribute ``a1``)."""
     data = load_dataset("uci/monks1")
     features = data.features.assign(y=data.target).drop_duplicates()
     frame = pd.DataFrame(index=features.index)
@@ -153,7 +153,7 @@ DATASETS: dict[str, Callable[[], Dataset]] = {
     "krkp": lambda: regrouped("binary/kr-vs-kp"), "mush": lambda: regrouped("binary/mushroom"),
     "ttt": lambda: regrouped("binary/tic-tac-toe"), "monks-1": monks1_full,
     "votes": lambda: regrouped("binary/vote"), "heart": lambda: load_dataset("flowoct/spect")}
-MALIGNANT = 1  # bc's class label of malignant tumours (34.5 % of the rows)
+MALIGNANT = "malignant"  # bc's class of malignant tumours (34.5 % of the rows)
 
 
 def split(data: Dataset, seed: int, cap: int = 600) -> tuple[Dataset, Dataset, Dataset]:

@@ -55,6 +55,7 @@ KEY = "benders"
 CITATION = ("Aghaei, Gómez & Vayanos, Strong Optimal Classification Trees, BendersOCT "
             "problem (8) with the cuts of Proposition 1")
 SENSE = "maximize"
+OBJECTIVE = flowoct.OBJECTIVE
 FEATURES = "binary"
 SKELETON = "tree"
 HYPERPARAMETERS = flowoct.HYPERPARAMETERS

@@ -81,6 +81,7 @@ KEY = "binoct"
 CITATION = ("Verwer & Zhang, Learning Optimal Classification Trees Using a Binary Linear "
             "Program Formulation, AAAI 2019 (binary features, as compared in FlowOCT)")
 SENSE = "maximize"
+OBJECTIVE = "correctly classified training rows (their total weight), maximised"
 FEATURES = "binary"
 SKELETON = "tree"
 # numeric hyper-parameters: (lowest, highest, default); choices: (default, *other allowed values)

@@ -120,6 +120,8 @@ CITATION = ("Günlük, Kalagnanam, Li, Menickelly & Scheinberg, Optimal Decision
             "Categorical Data via Integer Programming, formulation (8)")
 SENSE = "maximize"
 FEATURES = "onehot"
+OBJECTIVE = ("correct positives + class_weight × correct negatives (or the chosen rate), "
+             "maximised")
 SKELETON = "topology"
 # numeric hyper-parameters: (lowest, highest, default); choices: (default, *other allowed values)
 HYPERPARAMETERS = {"class_weight": (0.0, 1e6, 1.0), "max_card": (1, 10**6, None),

@@ -89,6 +89,7 @@ from .heap_trees import check_start, paths
 KEY = "flowoct"
 CITATION = "Aghaei, Gómez & Vayanos, Strong Optimal Classification Trees, formulation (1)"
 SENSE = "maximize"
+OBJECTIVE = "(1 − λ) × correctly classified training rows − λ × splits, maximised"
 FEATURES = "binary"
 SKELETON = "tree"
 # numeric hyper-parameters: (lowest, highest, default); choices: (default, *other allowed values)

@@ -99,6 +99,7 @@ KEY = "oct"
 CITATION = ("Bertsimas & Dunn, Optimal classification trees, Machine Learning 106 (2017), "
             "problem (24), on binary features as in Aghaei, Gómez & Vayanos")
 SENSE = "maximize"
+OBJECTIVE = "(1 − λ) × correctly classified training rows − λ × splits, maximised"
 FEATURES = "binary"
 SKELETON = "tree"
 # numeric hyper-parameters: (lowest, highest, default); choices: (default, *other allowed values)

@@ -139,6 +139,9 @@ CITATION = ("Florio, Martins, Schiffer, Serra & Vidal, Optimal Decision Diagrams
             "Classification (AAAI 2023), MILP (1)–(20)")
 SENSE = "minimize"
 FEATURES = "scaled"
+BYTES_PER_CELL = 3000  # build memory per row × node × column (measured: 2,700), see odtk.api
+OBJECTIVE = ("training error rate + α × (internal nodes − 1) / (skeleton nodes − 1), "
+             "minimised")
 SKELETON = "diagram"
 # numeric hyper-parameters: (lowest, highest, default); choices: (default, *other allowed values)
 HYPERPARAMETERS = {

@@ -8,12 +8,23 @@ both: the heuristic diagram then warm-starts the MILP and its value is the cutof
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import logging
 import math
+import os
+import signal
+import sys
+import threading
 import time
 import warnings
 from types import ModuleType
 from typing import Any, Callable
+
+try:
+    import resource
+except ImportError:  # Windows: no address-space limits to honour
+    resource = None
 
 import networkx as nx
 import numpy as np
@@ -45,6 +56,10 @@ DEFAULT_SOLVER = "highs"
 HEURISTICS: dict[str, Callable] = {"odd": construct_diagram}  # model key → step-1 heuristic
 STRATEGIES = ("milp", "heuristic", "both")
 SELF_CHECK_TOLERANCE = 1e-4
+WARM_STARTS = ("cart", "best")  # named starting trees; "best" also runs the CP search
+CP_START_SECONDS = 10.0
+LARGE_BINARY = 1000  # binary features beyond which a MILP build warns
+BYTES_PER_CELL = 1000  # MILP build memory per row × node × column, at most (measured: 125–700)
 
 
 def available_models() -> list[str]:
@@ -62,6 +77,15 @@ def _formulation(model: str) -> ModuleType:
 def model_options(model: str) -> dict[str, Any]:
     """The options of ``model`` (its hyper-parameters and choices) with their defaults."""
     return _defaults(_formulation(model))
+
+
+def takes_warm_start(model: str) -> bool:
+    """Whether ``model`` is a MILP on binary features that starts from a given tree."""
+    return _starts_from_tree(_formulation(model))
+
+
+def _starts_from_tree(module: ModuleType) -> bool:
+    return module.FEATURES == "binary" and hasattr(module, "warm_start")
 
 
 def check_options(model: str, options: dict[str, Any]) -> dict[str, Any]:
@@ -243,6 +267,12 @@ def _check_routing(flows: dict, graph: DecisionGraph, X: np.ndarray, solver: str
             f"margins fall within the solver's tolerances; {fix}.")
 
 
+def _progress(options: SolverOptions, message: str) -> None:
+    """A line on standard error about a finished training step, when the log is on."""
+    if options.log:
+        print(f"odtk: {message}", file=sys.stderr, flush=True)
+
+
 def _gap(objective: float, bound: float | None) -> float | None:
     if bound is None or not math.isfinite(bound):
         return None
@@ -254,14 +284,25 @@ class _Problem:
 
     def __init__(self, module: ModuleType, dataset: Dataset, thresholds: str,
                  max_thresholds: int | None, group: np.ndarray | None, positive_class: Any = None,
-                 sample_weight: np.ndarray | None = None):
+                 sample_weight: np.ndarray | None = None, depth: int | None = None, seed: int | None = None):
         self.module = module
         self.dataset = dataset
-        self.encoder = FeatureEncoder(mode=module.FEATURES, thresholds=thresholds,
-                                      max_thresholds=max_thresholds).fit(dataset)
-        self.X = self.encoder.transform(dataset)
         self.classes = _class_order(module, LabelEncoder().fit(dataset.target).classes_, positive_class)
         self.y = pd.Index(self.classes).get_indexer(dataset.target)
+        if len({str(c) for c in self.classes}) < len(self.classes):
+            raise DataError(f"Target {dataset.target.name!r} has classes that read alike as text "
+                            f"({', '.join(map(repr, self.classes))}); give each class a distinct label.")
+        if thresholds == "auto":
+            thresholds = getattr(module, "AUTO_THRESHOLDS", thresholds)
+        self.encoder = FeatureEncoder(mode=module.FEATURES, thresholds=thresholds,
+                                      max_thresholds=max_thresholds).fit(dataset)
+        if thresholds == "auto" and module.FEATURES == "binary":
+            keep = _cart_thresholds(dataset, self.encoder, self.y, depth, sample_weight, seed)
+            self.encoder = FeatureEncoder(mode="binary", thresholds="auto",
+                                          max_thresholds=max_thresholds).fit(dataset, keep=keep)
+        _check_encoding_size(len(self.y), len(self.encoder.columns_))
+        self.X = self.encoder.transform(dataset)
+        _warn_if_large(module, self.X.shape)
         self.weights = {} if sample_weight is None else {"sample_weight": sample_weight}
         self.extra = {**self.weights, **({} if group is None else {"group": group})}
         if module.FEATURES == "onehot":
@@ -276,6 +317,28 @@ class _Problem:
         predicted = graph.predict_index(self.X)
         objective = self.module.objective_of(graph.graph, predicted, self.y, skeleton, **hyper, **self.weights)
         return objective, float(np.mean(predicted == self.y))
+
+
+def _cart_thresholds(dataset: Dataset, quantiles: FeatureEncoder, y: np.ndarray, depth: int | None,
+                     sample_weight: np.ndarray | None, seed: int | None) -> dict[str, np.ndarray]:
+    """Numeric column → the thresholds scikit-learn's CART of ``depth`` tests on it, CART being
+    fitted on the raw numeric columns beside the quantile encoding of every column."""
+    numeric = [name for name, kind in quantiles.kinds_.items() if kind == "numeric"]
+    if not numeric:
+        return {}
+    raw = dataset.features[numeric].apply(pd.to_numeric).to_numpy(dtype=float)
+    cart = DecisionTreeClassifier(max_depth=depth, random_state=seed or 0)
+    cart.fit(np.hstack([raw, quantiles.transform(dataset)]), y, sample_weight=sample_weight)
+    tested, threshold = cart.tree_.feature, cart.tree_.threshold
+    return {name: threshold[tested == column] for column, name in enumerate(numeric)}
+
+
+def _warn_if_large(module: ModuleType, shape: tuple[int, int]) -> None:
+    """A warning when a MILP on binary features gets more columns than it usually solves."""
+    if module.FEATURES == "binary" and module not in ENGINES.values() and shape[1] > LARGE_BINARY:
+        warnings.warn(f"{shape[1]} binary features for {shape[0]} rows: the model may be too large to "
+                      f"solve in reasonable time; thresholds='auto' (--thresholds auto) or max_thresholds "
+                      f"keep about 10 thresholds per numeric feature.", OdtkWarning, stacklevel=3)
 
 
 def _sample_weight(module: ModuleType, weights: Any, n_rows: int) -> np.ndarray | None:
@@ -341,7 +404,12 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     (default). ``groups`` names the protected-group column (two values) for fairness
     constraints, or two 0/1 subgroup columns ``[g1, g2]``, which may overlap.
     ``warm_start`` (tree models on binary features): ``"cart"`` for scikit-learn's CART of the
-    same depth, or a tree learned on the same data (SolveResult, TrainedModel, DecisionGraph).
+    same depth, ``"best"`` for CART's tree or the CP search's (given at most 10 s), whichever
+    scores better, or a tree learned on the same data (SolveResult, TrainedModel, DecisionGraph).
+    ``thresholds``: ``"midpoints"`` (every one, or ``max_thresholds`` evenly spaced),
+    ``"quantiles"``, ``"values"`` (``x > v``) or ``"auto"`` (quantiles plus CART's thresholds;
+    every midpoint for the SAT models, which must classify every row); see
+    :class:`~odtk.datasets.FeatureEncoder`.
     The categorical model (``model="categorical"``) learns binary classifiers on any topology:
     ``skeleton`` is one of ``depth-2``, ``depth-2.5``, ``depth-3``, ``imbalanced`` or a
     ``networkx.DiGraph``; ``positive_class`` names its positive class (default: the second
@@ -371,13 +439,17 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
         skeleton = "-".join(map(str, shape.graph["widths"]))
     dataset = as_dataset(data, target)
     problem = _Problem(module, dataset, thresholds, max_thresholds, _group_vector(dataset, groups, module),
-                       positive_class, _sample_weight(module, sample_weight, len(dataset.target)))
+                       positive_class, _sample_weight(module, sample_weight, len(dataset.target)), depth, seed)
+    _progress(options, f"{len(problem.y)} rows encoded as {problem.X.shape[1]} {module.FEATURES} columns "
+                       f"in {time.perf_counter() - wall:.1f}s")
     steps: dict[str, dict] = {}
     start_graph = None
     if strategy in ("heuristic", "both"):
         start_graph, steps["heuristic"] = _heuristic(problem, shape, hyper, heuristic_time, seed)
     if warm_start is not None:
         start_graph, steps["warm_start"] = _given_start(problem, warm_start, shape, hyper, seed)
+    for name, step in steps.items():
+        _progress(options, f"{name}: objective {step['objective']:.6g} in {step['seconds']:.1f}s")
     best, outcome, build_time = start_graph, None, 0.0
     termination = "heuristic"
     if model in ENGINES:
@@ -404,6 +476,7 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
         options=outcome.native if outcome else {},
         hyperparameters={"skeleton": skeleton, "depth": depth, **hyper}, model=trained,
         message=outcome.message if outcome else "", steps=steps,
+        objective_meaning=getattr(module, "OBJECTIVE", ""),
     )
 
 
@@ -490,24 +563,143 @@ def _satisfies_constraints(instance, tolerance: float = 1e-6) -> bool:
     return True
 
 
+def _better_start(problem: _Problem, shape: nx.DiGraph, hyper: dict, cart: nx.DiGraph) -> nx.DiGraph:
+    """CART's tree or the CP search's (run for at most CP_START_SECONDS), whichever scores better."""
+    depth = shape.graph["depth"]
+    found = cp_search.search(problem.X, problem.y, len(problem.classes), depth, time_limit=CP_START_SECONDS)
+    searched = heap_tree(nested_tree(found.tree))
+    scores = [problem.score(problem.graph(tree), shape, hyper)[0] for tree in (cart, searched)]
+    better = scores[1] > scores[0] if problem.module.SENSE == "maximize" else scores[1] < scores[0]
+    return searched if better else cart
+
+
+def _free_memory() -> int | None:
+    """Bytes of memory this process may still take: the system's free memory, and what is left
+    under an address-space limit (``ulimit -v``); None where the system does not say."""
+    sizes = []
+    try:
+        page = os.sysconf("SC_PAGE_SIZE")
+        sizes.append(os.sysconf("SC_AVPHYS_PAGES") * page)
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            with open("/proc/self/statm") as statm:
+                sizes.append(soft - int(statm.read().split()[0]) * page)
+    except (AttributeError, NameError, ValueError, OSError):
+        pass
+    return min(sizes) if sizes else None
+
+
+def _gigabytes(size: float) -> str:
+    return f"{size / 2**30:.1f} GB"
+
+
+def _check_encoding_size(rows: int, columns: int) -> None:
+    """A DataError before encoding a matrix larger than the free memory."""
+    free = _free_memory()
+    if free is not None and rows * columns > free / 2:
+        raise DataError(f"Encoding {rows:,} rows as {columns:,} binary columns needs "
+                        f"{_gigabytes(rows * columns)}, more than half the {_gigabytes(free)} of free "
+                        "memory; use fewer thresholds (thresholds='auto' / --thresholds auto, or "
+                        "--max-thresholds 10) or a sample of the rows.")
+
+
+def _check_model_size(problem: _Problem, shape: nx.DiGraph) -> None:
+    """A DataError before building a MILP whose estimated memory exceeds the free memory.
+
+    The formulations have a constraint per row and node over the columns, so their memory
+    grows as rows × nodes × (columns + classes); ``BYTES_PER_CELL`` is the most measured per
+    such cell (dense binary columns)."""
+    free = _free_memory()
+    rows, columns = problem.X.shape
+    cells = rows * len(shape) * (columns + len(problem.classes))
+    needed = cells * getattr(problem.module, "BYTES_PER_CELL", BYTES_PER_CELL)
+    if free is not None and needed > free:
+        raise DataError(f"The {problem.module.KEY} MILP for {rows:,} rows, {len(shape)} nodes and {columns:,} "
+                        f"columns would need about {_gigabytes(needed)} of memory to build, more than the "
+                        f"{_gigabytes(free)} free; use a sample of the rows, a smaller depth or skeleton, "
+                        "fewer thresholds (--thresholds auto), or the CP search (--model cp).")
+
+
+class _BuildTimeout(Exception):
+    """Raised by the alarm when building a MILP outlasts the time limit."""
+
+
+@contextlib.contextmanager
+def _build_deadline(seconds: float | None):
+    """Stop a MILP build that outlasts ``seconds`` with a one-line SolveError (in the main thread
+    of a system with SIGALRM; elsewhere the build runs to its end, then the limit is checked)."""
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    if seconds is None or not hasattr(signal, "setitimer") or not in_main_thread:
+        yield
+        return
+
+    def expire(*_):
+        raise _BuildTimeout
+
+    def not_the_alarm(record: logging.LogRecord) -> bool:  # Pyomo logs the components it was building
+        return "_BuildTimeout" not in record.getMessage()
+
+    pyomo_log = logging.getLogger("pyomo.core")
+    previous = signal.signal(signal.SIGALRM, expire)
+    pyomo_log.addFilter(not_the_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        pyomo_log.removeFilter(not_the_alarm)
+
+
+def _after_build(options: SolverOptions, build_time: float) -> SolverOptions:
+    """The options for the solver: the time limit covers building and solving the MILP."""
+    if options.time_limit is None:
+        return options
+    remaining = options.time_limit - build_time
+    if remaining <= 0:
+        raise _BuildTimeout
+    return dataclasses.replace(options, time_limit=remaining)
+
+
+def _build_timed_out(start_graph: DecisionGraph | None, steps: dict, origin: str, options: SolverOptions,
+                     solver: str) -> tuple[DecisionGraph, SolverOutcome, float, str]:
+    """The MILP step when building outlasted the time limit: the start, not proven, if any."""
+    message = f"Building the MILP did not finish within the time limit of {options.time_limit:g}s"
+    if start_graph is None:
+        raise SolveError(f"{message}; raise --time-limit or make the model smaller (fewer rows, thresholds "
+                         "or nodes).")
+    warnings.warn(f"{message}: the {origin.replace('_', ' ')}'s model is returned, not proven optimal.",
+                  OdtkWarning, stacklevel=4)
+    steps["milp"] = {"termination": "time_limit", "seconds": 0.0, "objective": None, "bound": None}
+    outcome = SolverOutcome(termination="time_limit", has_solution=False, objective=None, bound=None,
+                            handoff_time=0.0, solve_time=0.0, size=None, version="", message=message)
+    return start_graph, outcome, float(options.time_limit), "time_limit"
+
+
 def _given_start(problem: _Problem, given: Any, shape: nx.DiGraph, hyper: dict,
                  seed: int | None) -> tuple[DecisionGraph, dict]:
-    """The user's starting tree (``"cart"`` or a tree learned on the same data), scored."""
+    """The user's starting tree (``"cart"``, ``"best"`` or a tree learned on the same data), scored."""
     module = problem.module
-    if module.FEATURES != "binary" or not hasattr(module, "warm_start"):
+    if not _starts_from_tree(module):
         raise ConfigError(f"Model {module.KEY!r} takes no warm_start tree; drop warm_start=….")
     start = time.perf_counter()
     if isinstance(given, str):
-        if given != "cart":
-            raise ConfigError(f"warm_start={given!r}: give 'cart' or a learned tree.")
+        if given not in WARM_STARTS:
+            raise ConfigError(f"warm_start={given!r}: give one of {', '.join(WARM_STARTS)} or a learned tree.")
         cart = DecisionTreeClassifier(max_depth=shape.graph["depth"], random_state=seed or 0)
-        tree = sklearn_tree(cart.fit(problem.X, problem.y))
+        tree = sklearn_tree(cart.fit(problem.X, problem.y, sample_weight=problem.weights.get("sample_weight")))
+        if given == "best" and not problem.weights:
+            tree = _better_start(problem, shape, hyper, tree)
     else:
         graph = getattr(getattr(given, "model", given), "graph", given)
         if (not isinstance(graph, DecisionGraph) or graph.feature_names != list(problem.encoder.columns_)
                 or graph.class_names != [str(c) for c in problem.classes]):
             raise ConfigError("warm_start must be 'cart' or a tree learned on the same data and "
                               "binarisation (a SolveResult, TrainedModel or DecisionGraph).")
+        given_depth = nx.dag_longest_path_length(graph.graph)
+        if given_depth > shape.graph["depth"]:
+            raise ConfigError(f"The warm_start tree does not fit this model: its depth {given_depth} exceeds "
+                              f"depth {shape.graph['depth']}; start from a tree of depth ≤ {shape.graph['depth']}.")
         tree = heap_tree(graph.graph)
     chosen = problem.graph(tree)
     objective, _ = problem.score(chosen, shape, hyper)
@@ -522,18 +714,26 @@ def _milp(problem: _Problem, shape: nx.DiGraph, hyper: dict, solver: str, option
     the solver and its value is the cutoff.
     """
     module = problem.module
+    _check_model_size(problem, shape)
     start = time.perf_counter()
+    origin = "warm_start" if "warm_start" in steps else "heuristic"
     try:
         data = module.make_data(problem.X, problem.y, shape, len(problem.classes),
                                 **hyper, **problem.extra)
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
-    with PauseGC():
-        instance = module.build_model().create_instance(data)
-    build_time = time.perf_counter() - start
+    try:
+        with PauseGC(), _build_deadline(options.time_limit):
+            instance = module.build_model().create_instance(data)
+        build_time = time.perf_counter() - start
+        options = _after_build(options, build_time)
+    except _BuildTimeout:
+        return _build_timed_out(start_graph, steps, origin, options, solver)
+    _progress(options, f"built the MILP in {build_time:.1f}s; {solver} solving"
+                       + (f" for at most {options.time_limit:.1f}s" if options.time_limit else "")
+                       + " (its log follows: incumbent, bound, gap, elapsed time)")
     capabilities = get_spec(solver).capabilities
     cutoff = None
-    origin = "warm_start" if "warm_start" in steps else "heuristic"
     if start_graph is not None:
         try:
             module.warm_start(instance, start_graph.graph, problem.X)

@@ -148,20 +148,24 @@ class _ModelOption(click.Option):
 @click.option("--strategy", type=click.Choice(["both", "heuristic", "milp"]),
               help="ODD: heuristic then warm-started MILP (both, default), or one step alone.")
 @click.option("--heuristic-time", type=float, help="ODD: heuristic time budget in seconds (default 5).")
-@click.option("--warm-start", help="Trees on binary features: start from 'cart' or a saved model JSON "
-              "learned on the same data.")
+@click.option("--warm-start", help="Trees on binary features: start from 'cart', 'best' (CART or the CP "
+              "search's tree, whichever is better) or a saved model JSON learned on the same data.")
 @click.option("--max-thresholds", type=int, help="Cap on thresholds per numeric feature (quantiles).")
-@click.option("--thresholds", type=click.Choice(["midpoints", "quantiles", "values"]),
-              help="Numeric thresholds: midpoints (default; quantiles with --max-thresholds) or values "
-              "(x > v per distinct value but the largest; number-coded categorical columns as ordered).")
+@click.option("--thresholds", type=click.Choice(["midpoints", "quantiles", "values", "auto"]),
+              help="Numeric thresholds: midpoints (default; quantiles with --max-thresholds), values "
+              "(x > v per distinct value but the largest; number-coded categorical columns as ordered) "
+              "or auto (about 10 quantiles plus CART's thresholds).")
 @click.option("--handoff", type=click.Choice(["native", "pyomo"]), default="native", show_default=True,
               help="Pass the model through the native matrix API or Pyomo's solver interface.")
-@click.option("--log", is_flag=True, help="Show the solver's log.")
+@click.option("--log", "--verbose", "-v", "log", is_flag=True,
+              help="Show progress: odtk's training steps and the solver's log (incumbent, bound, gap, time).")
 @click.option("--output", type=click.Path(dir_okay=False), help="Save the trained model as JSON.")
 @click.option("--dot", type=click.Path(dir_okay=False), help="Save the tree/diagram as Graphviz DOT.")
-@click.option("--force", is_flag=True, help="Overwrite --output / --dot if they exist.")
+@click.option("--png", type=click.Path(dir_okay=False),
+              help="Save a picture of the tree/diagram with training rows per class (needs matplotlib).")
+@click.option("--force", is_flag=True, help="Overwrite --output / --dot / --png if they exist.")
 def solve(model, dataset, csv_path, target, categorical_columns, depth, skeleton, solver, time_limit,
-          gap, threads, seed, warm_start, max_thresholds, thresholds, handoff, log, output, dot, force,
+          gap, threads, seed, warm_start, max_thresholds, thresholds, handoff, log, output, dot, png, force,
           positive_class, extra_options, **model_options) -> None:
     """Learn an optimal tree or diagram and print it with its certificate."""
     from odtk import api
@@ -169,9 +173,10 @@ def solve(model, dataset, csv_path, target, categorical_columns, depth, skeleton
 
     if log:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
-    if output and dot and Path(output).resolve() == Path(dot).resolve():
-        raise DataError(f"--output and --dot both name {output}; give them different file names.")
-    for path in (output, dot):
+    files = {flag: path for flag, path in (("--output", output), ("--dot", dot), ("--png", png)) if path}
+    if len({Path(path).resolve() for path in files.values()}) < len(files):
+        raise DataError(f"{' and '.join(files)} name the same file; give them different file names.")
+    for path in files.values():
         if path:
             check_writable(path, force)
     data = _training_data(dataset, csv_path, target, categorical_columns)
@@ -181,11 +186,12 @@ def solve(model, dataset, csv_path, target, categorical_columns, depth, skeleton
         model, data, depth=depth, skeleton=skeleton, solver=solver, time_limit=time_limit,
         mip_gap=gap, threads=threads, seed=seed, log=log, handoff=handoff,
         thresholds=thresholds or ("quantiles" if max_thresholds else "midpoints"), max_thresholds=max_thresholds,
-        warm_start=warm_start if warm_start in (None, "cart") else TrainedModel.load(warm_start),
+        warm_start=warm_start if warm_start in (None, *api.WARM_STARTS) else TrainedModel.load(warm_start),
         positive_class=positive_class, **given)
     trained = result.model
-    features = api.as_dataset(data).features
-    click.echo(trained.to_text(features))
+    training = api.as_dataset(data, target)
+    features = training.features
+    click.echo(trained.to_text(features, training.target))
     click.echo("")
     click.echo(result.summary())
     if output:
@@ -195,6 +201,22 @@ def solve(model, dataset, csv_path, target, categorical_columns, depth, skeleton
         counts = trained.graph.sample_counts(trained.encoder.transform(features))
         write_atomic(dot, trained.graph.to_dot(counts, trained.encoder), force=force)
         click.echo(f"saved       {dot}")
+    if png:
+        write_atomic(png, _picture(trained, training), force=force)
+        click.echo(f"saved       {png}")
+
+
+def _picture(trained, training) -> bytes:
+    """The PNG image of a trained model, with its training rows per class at each node."""
+    import io
+
+    from odtk.plotting import plot_tree
+
+    axes = plot_tree(trained, X=training.features, y=training.target)
+    image = io.BytesIO()
+    axes.figure.savefig(image, format="png", dpi=150, bbox_inches="tight")
+    axes.figure.clear()
+    return image.getvalue()
 
 
 def _training_data(dataset: str | None, csv_path: str | None, target: str | None,

@@ -214,9 +214,16 @@ class OptimalTreeClassifier(_SolvedClassifier):
     """An optimal decision tree learned by a MILP formulation (FlowOCT by default) or by the
     CP paper's search (``model="cp"``, with ``min_support``).
 
-    Parameters mirror :func:`odtk.solve`. Numeric features are binarised at
-    thresholds fitted on the training data; categorical (non-numeric) columns
-    are one-hot encoded. ``fit`` takes ``sample_weight`` for ``model="flowoct"`` and
+    Parameters mirror :func:`odtk.solve`; ``verbose=True`` prints odtk's training steps and
+    the solver's log (incumbent, bound, gap, elapsed time), silent by default. Numeric features are binarised at
+    thresholds fitted on the training data — by default (``thresholds="auto"``) about ten
+    quantile midpoints per feature plus every threshold of scikit-learn's CART of the same
+    depth, so the optimum is at least as accurate on the training data as that CART
+    (``"midpoints"``: every midpoint, exact but often too large to solve); categorical
+    (non-numeric) columns are one-hot encoded. The MILP models start from the better of CART's
+    tree and the CP search's (``initial_tree="best"``; ``"cart"``, or ``None`` for no start), so a
+    fit stopped by ``time_limit`` returns at least that tree; the searches (``"cp"``,
+    ``"sat-*"``) take no start and ignore it. ``fit`` takes ``sample_weight`` for ``model="flowoct"`` and
     ``"benders"`` (a weight per sample in the objective); other models raise ConfigError.
 
     Fitted attributes: ``classes_``, ``n_features_in_``, ``feature_names_in_`` (for DataFrames
@@ -235,7 +242,9 @@ class OptimalTreeClassifier(_SolvedClassifier):
     def __init__(self, model: str = "flowoct", depth: int = 2, solver: str | None = None,
                  lam: float = 0.0, min_support: int = 1, time_limit: float | None = None,
                  mip_gap: float | None = None, threads: int | None = None, seed: int | None = None,
-                 thresholds: str = "midpoints", max_thresholds: int | None = None):
+                 verbose: bool = False,
+                 thresholds: str = "auto", max_thresholds: int | None = None,
+                 initial_tree: str | None = "best"):
         self.model = model
         self.depth = depth
         self.solver = solver
@@ -245,8 +254,10 @@ class OptimalTreeClassifier(_SolvedClassifier):
         self.mip_gap = mip_gap
         self.threads = threads
         self.seed = seed
+        self.verbose = verbose
         self.thresholds = thresholds
         self.max_thresholds = max_thresholds
+        self.initial_tree = initial_tree
 
     def __sklearn_tags__(self) -> Tags:
         tags = super().__sklearn_tags__()
@@ -265,7 +276,9 @@ class OptimalTreeClassifier(_SolvedClassifier):
         return api.solve(
             self.model, (frame, y), depth=self.depth, solver=self.solver,
             time_limit=self.time_limit, mip_gap=self.mip_gap, threads=self.threads,
-            seed=self.seed, thresholds=self.thresholds, max_thresholds=self.max_thresholds,
+            seed=self.seed, log=bool(self.verbose), thresholds=self.thresholds,
+            max_thresholds=self.max_thresholds,
+            warm_start=self.initial_tree if api.takes_warm_start(self.model) else None,
             sample_weight=sample_weight, **options)
 
 
@@ -274,8 +287,9 @@ class OptimalDiagramClassifier(_SolvedClassifier):
 
     Numeric features are min-max scaled to [0, 1] on the training data; splits are
     hyperplanes ``a·x >= b`` (one feature each with ``univariate=True``). ``strategy``
-    chooses the heuristic, the MILP, or both (heuristic warm start and cutoff).
-    ``groups`` names the column of ``X`` holding two protected groups for ``fairness``.
+    chooses the heuristic, the MILP, or both (heuristic warm start and cutoff);
+    ``verbose=True`` prints the steps and the solver's log. ``groups`` names the column of
+    ``X`` holding two protected groups for ``fairness``.
     Fitted attributes as for :class:`OptimalTreeClassifier`; ``graph_`` is the diagram, whose
     class terminals each predict one class: ``predict_proba`` takes the class frequencies of
     the training samples entering the terminal through the same arc.
@@ -285,6 +299,7 @@ class OptimalDiagramClassifier(_SolvedClassifier):
                  epsilon: float = 1e-4, univariate: bool = False, strategy: str = "both",
                  heuristic_time: float = 5.0, time_limit: float | None = None,
                  mip_gap: float | None = None, threads: int | None = None, seed: int | None = None,
+                 verbose: bool = False,
                  fairness: str | None = None, xi: float | None = None, groups: str | None = None,
                  max_nodes: int | None = None, min_samples: int | None = None):
         self.skeleton = skeleton
@@ -298,6 +313,7 @@ class OptimalDiagramClassifier(_SolvedClassifier):
         self.mip_gap = mip_gap
         self.threads = threads
         self.seed = seed
+        self.verbose = verbose
         self.fairness = fairness
         self.xi = xi
         self.groups = groups
@@ -313,6 +329,7 @@ class OptimalDiagramClassifier(_SolvedClassifier):
         return api.solve(
             "odd", (frame, y), skeleton=self.skeleton, solver=self.solver,
             time_limit=self.time_limit, mip_gap=self.mip_gap, threads=self.threads, seed=self.seed,
+            log=bool(self.verbose),
             strategy=self.strategy, heuristic_time=self.heuristic_time, groups=self.groups,
             alpha=self.alpha, epsilon=self.epsilon, univariate=self.univariate,
             fairness=self.fairness, xi=self.xi, max_nodes=self.max_nodes,
@@ -322,7 +339,8 @@ class OptimalDiagramClassifier(_SolvedClassifier):
 class CategoricalTreeClassifier(_SolvedClassifier):
     """An optimal binary classification tree whose tests are "feature in a subset of its
     values" (Günlük et al.), on a fixed ``topology``: ``depth-2``, ``depth-2.5``,
-    ``depth-3``, ``imbalanced`` or a ``networkx.DiGraph``.
+    ``depth-3``, ``imbalanced`` or a ``networkx.DiGraph``; ``verbose=True`` prints the
+    solver's log.
 
     Non-numeric columns and the columns named in ``categorical`` are categorical; numeric
     columns are cut into ``bins`` quantile bins, kept ordered unless ``numeric="categorical"``.
@@ -344,7 +362,7 @@ class CategoricalTreeClassifier(_SolvedClassifier):
                  numeric: str = "ordinal", bins: int = 10, categorical: list[str] | None = None,
                  feature_selection: str = "all", improvements: dict[str, str] | None = None,
                  time_limit: float | None = None, mip_gap: float | None = None,
-                 threads: int | None = None, seed: int | None = None):
+                 threads: int | None = None, seed: int | None = None, verbose: bool = False):
         self.topology = topology
         self.solver = solver
         self.positive_class = positive_class
@@ -361,6 +379,7 @@ class CategoricalTreeClassifier(_SolvedClassifier):
         self.mip_gap = mip_gap
         self.threads = threads
         self.seed = seed
+        self.verbose = verbose
 
     def __sklearn_tags__(self) -> Tags:
         tags = super().__sklearn_tags__()
@@ -400,6 +419,7 @@ class CategoricalTreeClassifier(_SolvedClassifier):
         return api.solve(
             "categorical", data, skeleton=self.topology, solver=self.solver,
             time_limit=self.time_limit, mip_gap=self.mip_gap, threads=self.threads, seed=self.seed,
+            log=bool(self.verbose),
             max_thresholds=self.bins - 1, positive_class=self.positive_class,
             class_weight=self._negative_weight(y, class_weight),
             max_card=self.max_card, rate=self.rate, min_rate=self.min_rate, numeric=self.numeric,

@@ -8,10 +8,14 @@ turn it into their one-line message).
 from __future__ import annotations
 
 import errno
+import gzip
+import io
 import os
 import stat
+import zlib
 
 MEGABYTE = 2**20
+GZIP_MAGIC = b"\x1f\x8b"
 LIMITS = {  # bytes odtk reads at most, per kind of file
     "csv": 512 * MEGABYTE,
     "model": 64 * MEGABYTE,
@@ -21,13 +25,25 @@ LIMITS = {  # bytes odtk reads at most, per kind of file
 
 def read_regular(path: str | os.PathLike, kind: str) -> bytes:
     """The bytes of ``path``, which must be a regular file within ``LIMITS[kind]``; opening
-    never blocks (a FIFO is refused, not waited on)."""
+    never blocks (a FIFO is refused, not waited on). A gzip file is read uncompressed, its
+    content within the same cap."""
     limit = LIMITS[kind]
     descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(descriptor, "rb") as stream:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
             raise OSError(errno.EINVAL, "not a regular file (a device, pipe or folder)")
         data = stream.read(limit + 1)
+    _within(data, limit)
+    if data.startswith(GZIP_MAGIC):  # a gzip file: its content, within the same cap
+        try:
+            with gzip.GzipFile(fileobj=io.BytesIO(data)) as unpacked:
+                data = unpacked.read(limit + 1)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise OSError(errno.EINVAL, f"a damaged gzip file ({exc})") from None
+        _within(data, limit)
+    return data
+
+
+def _within(data: bytes, limit: int) -> None:
     if len(data) > limit:
         raise OSError(errno.EFBIG, f"larger than the {limit // MEGABYTE} MB odtk reads for such a file")
-    return data

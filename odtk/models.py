@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import reprlib
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,9 @@ class DecisionGraph:
         roots = [n for n in graph if graph.in_degree(n) == 0]
         if len(roots) != 1 or not nx.is_directed_acyclic_graph(graph):
             raise ModelFileError("A decision graph needs exactly one root and no cycles.")
+        if len(set(class_names)) != len(class_names):
+            raise ModelFileError(f"The class names {reprlib.repr(list(class_names))} repeat; each class needs "
+                                 "its own name.")
         for node, attrs in graph.nodes(data=True):
             _check_node(node, attrs, graph, len(feature_names), len(class_names))
         self.graph = graph
@@ -101,21 +105,39 @@ class DecisionGraph:
                 at[child] = np.concatenate([at[child], chosen]) if child in at else chosen
         return prediction, reached
 
-    def to_text(self, counts: dict | None = None, encoder: FeatureEncoder | None = None) -> str:
+    def to_text(self, counts: dict | None = None, encoder: FeatureEncoder | None = None,
+                mix: dict | None = None) -> str:
         """Indented rendering; in a diagram a node reached again is referred to by id.
 
         ``counts`` (from :meth:`sample_counts`) adds the share of samples through each
-        node; the fitted ``encoder`` prints tests in the original features' units and values.
+        node; ``mix`` (from :meth:`class_counts`) adds each leaf's training rows per class and
+        how many it misclassifies; the fitted ``encoder`` prints tests in the original
+        features' units and values. A terminal shared by several arcs shows its rows once.
         """
         expanded: set = set()
         total = counts[self.root] if counts else 0
 
         def share(node) -> str:
-            return f"  ({counts[node]} samples, {100 * counts[node] / max(total, 1):.1f}%)" if counts else ""
+            if not counts:
+                return ""
+            shared = " in all" if self.graph.in_degree(node) > 1 else ""
+            percent = 100 * counts[node] / max(total, 1)
+            return f"  ({counts[node]} samples{shared}, {percent:.1f}%{leaf_mix(node)})"
+
+        def leaf_mix(node) -> str:
+            attrs = self.graph.nodes[node]
+            if mix is None or "label" not in attrs or counts[node] == 0:
+                return ""
+            per_class = ", ".join(f"{name}: {int(c)}" for name, c in zip(self.class_names, mix[node]))
+            return f"; {counts[node] - int(mix[node][attrs['label']])} misclassified; by class {per_class}"
 
         def describe(node) -> str:
             attrs = self.graph.nodes[node]
             if "label" in attrs:
+                if node in expanded:
+                    return f"predict {self.class_names[attrs['label']]}  [node {node}, counted above]"
+                if self.graph.in_degree(node) > 1:
+                    expanded.add(node)
                 return f"predict {self.class_names[attrs['label']]}  [node {node}]{share(node)}"
             if node in expanded:
                 return f"go to node {node} (above)"
@@ -126,15 +148,30 @@ class DecisionGraph:
                 return []
             expanded.add(node)
             lines = []
-            arcs = sorted(self.graph.out_edges(node, data=True), key=lambda e: e[2]["outcome"])
-            for k, (_, child, data) in enumerate(arcs):
+            arcs = sorted(self.graph.out_edges(node, data="outcome"), key=lambda e: self.answer(node, e[2]))
+            for k, (_, child, outcome) in enumerate(arcs):
                 last = k == len(arcs) - 1
-                answer = "yes: " if data["outcome"] else "no:  "
+                answer = f"{self.answer(node, outcome)}: ".ljust(5)
                 lines.append(f"{indent}{'└─ ' if last else '├─ '}{answer}{describe(child)}")
                 lines += walk(child, indent + ("   " if last else "│  "))
             return lines
 
         return "\n".join([describe(self.root), *walk(self.root, "")])
+
+    def class_counts(self, X: np.ndarray, y_index: np.ndarray) -> dict:
+        """Per node, how many rows of ``X`` of each class (``y_index`` in 0..k-1; others not
+        counted) pass through it."""
+        k, y_index = len(self.class_names), np.asarray(y_index)
+        return {node: np.bincount(y_index[rows][y_index[rows] >= 0], minlength=k)
+                for node, rows in self.node_rows(X).items()}
+
+    def answer(self, node, outcome: bool) -> str:
+        """``"yes"`` or ``"no"``: the answer to the test as :meth:`test_text` prints it on the arc
+        with ``outcome``. A one-feature hyperplane ``w·x >= b`` with w > 0 prints negated, as
+        ``x < b/w``, so that every numeric test reads as an upper bound on its feature."""
+        weights = self.graph.nodes[node].get("weights")
+        negated = weights is not None and np.count_nonzero(weights) == 1 and float(np.max(weights)) > 0
+        return "yes" if outcome != negated else "no"
 
     def test_text(self, node, encoder: FeatureEncoder | None = None) -> str:
         """The test of an internal node, e.g. ``age<=30.5``, ``+0.5·x1 -0.5·x3 >= 0.1`` or
@@ -154,9 +191,9 @@ class DecisionGraph:
         if largest > 0:  # a positive factor changes nothing but makes the weights readable
             weights, threshold = weights / largest, threshold / largest
         terms = [f"{w:+.4g}·{self.feature_names[j]}" for j, w in enumerate(weights) if w != 0]
-        if len(terms) == 1:
+        if len(terms) == 1:  # read as an upper bound, as threshold tests are (see ``answer``)
             j = int(np.flatnonzero(weights)[0])
-            side = ">=" if weights[j] > 0 else "<="
+            side = "<" if weights[j] > 0 else "<="
             return f"{self.feature_names[j]} {side} {threshold / weights[j]:.6g}"
         return f"{' '.join(terms) or '0'} >= {threshold:.6g}"
 
@@ -170,7 +207,7 @@ class DecisionGraph:
                 text += f"\\n{counts[node]} samples, {100 * counts[node] / max(counts[self.root], 1):.1f}%"
             out.append(f'  n{node} [label="{text}"];')
         for u, v, data in self.graph.edges(data=True):
-            out.append(f'  n{u} -> n{v} [label="{"yes" if data["outcome"] else "no"}"];')
+            out.append(f'  n{u} -> n{v} [label="{self.answer(u, data["outcome"])}"];')
         out.append("}")
         return "\n".join(out)
 
@@ -337,10 +374,17 @@ class TrainedModel:
         index = self.graph.predict_index(self.encoder.transform(features))
         return np.asarray(self.classes, dtype=object)[index]
 
-    def to_text(self, features: pd.DataFrame | None = None) -> str:
-        """The graph in original feature units, with sample shares when ``features`` is given."""
-        counts = None if features is None else self.graph.sample_counts(self.encoder.transform(features))
-        return self.graph.to_text(counts, self.encoder)
+    def to_text(self, features: pd.DataFrame | None = None, target: Any = None) -> str:
+        """The graph in original feature units, with sample shares when ``features`` is given
+        and each leaf's rows per class and misclassified when ``target`` is given too."""
+        if features is None:
+            return self.graph.to_text(None, self.encoder)
+        encoded = self.encoder.transform(features)
+        mix = None
+        if target is not None:
+            labels = [str(c) for c in self.classes]
+            mix = self.graph.class_counts(encoded, pd.Index(labels).get_indexer(pd.Series(target).astype(str)))
+        return self.graph.to_text(self.graph.sample_counts(encoded), self.encoder, mix)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -404,6 +448,9 @@ class TrainedModel:
         except json.JSONDecodeError as exc:
             raise ModelFileError(f"Model file {path} is not valid JSON (truncated?): {exc.msg} "
                                  f"at line {exc.lineno}; restore the saved file or re-train the model.") from None
+        except RecursionError:
+            raise ModelFileError(f"Model file {path} is nested far deeper than a saved model; restore the "
+                                 "saved file or re-train the model.") from None
         try:
             return cls.from_dict(data)
         except ModelFileError as exc:
@@ -415,8 +462,12 @@ def check_writable(path: str | os.PathLike, force: bool = False) -> Path:
     path = Path(path)
     try:
         exists = path.exists()
+        regular = path.is_file()
     except OSError as exc:
         raise DataError(f"Cannot write {path} ({exc.strerror}); choose another file name.") from None
+    if exists and not regular:
+        raise DataError(f"{path} is not a regular file (a device, pipe or folder); odtk does not replace it, "
+                        "even with --force: choose a file name.")
     if exists and not force:
         raise DataError(f"{path} already exists; choose another name or pass --force to overwrite it.")
     if not path.parent.is_dir():

@@ -61,8 +61,9 @@ def plot_tree(model: Any, ax: Axes | None = None, *, X: Any = None, y: Any = Non
         ax.annotate("", xy=(0.5, 1), xycoords=boxes[v], xytext=(0.5, 0), textcoords=boxes[u],
                     arrowprops={"arrowstyle": "-|>", "color": "0.45", "shrinkA": 6, "shrinkB": 6})
         middle = (np.asarray(position[u]) + np.asarray(position[v])) / 2
-        ax.text(*middle, "yes" if outcome else "no", fontsize=size * 0.85, ha="center", va="center", zorder=2,
-                color="tab:green" if outcome else "tab:red", bbox={"fc": "white", "ec": "none", "pad": 0.5})
+        answer = graph.answer(u, outcome)
+        ax.text(*middle, answer, fontsize=size * 0.85, ha="center", va="center", zorder=2,
+                color="tab:green" if answer == "yes" else "tab:red", bbox={"fc": "white", "ec": "none", "pad": 0.5})
     ax.update_datalim(list(position.values()))  # texts and arrows do not widen the view
     ax.margins(0.15, 0.12)
     ax.autoscale_view()
@@ -130,7 +131,8 @@ def _walk(graph: DecisionGraph) -> list:
         if node not in seen:
             seen.add(node)
             order.append(node)
-            arcs = sorted(graph.graph.out_edges(node, data="outcome"), key=lambda arc: arc[2], reverse=True)
+            arcs = sorted(graph.graph.out_edges(node, data="outcome"), key=lambda arc: graph.answer(node, arc[2]),
+                          reverse=True)
             stack.extend(child for _, child, _ in arcs)  # "yes" below "no" on the stack
     return order
 

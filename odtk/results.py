@@ -42,6 +42,7 @@ class SolveResult:
     model: TrainedModel = field(repr=False)
     message: str = ""
     steps: dict[str, dict[str, Any]] = field(default_factory=dict)
+    objective_meaning: str = ""  # what ``objective`` counts, and its sense
 
     @property
     def optimal(self) -> bool:
@@ -64,7 +65,8 @@ class SolveResult:
         lines = [
             f"method      {self.method}  {self.hyperparameters}",
             f"status      {self.termination}",
-            f"objective   {self.objective:.6g}   bound {bound}   gap {gap}",
+            f"objective   {self.objective:.6g}   bound {bound}   gap {gap}"
+            + (f"\n            = {self.objective_meaning}" if self.objective_meaning else ""),
             f"accuracy    {self.train_accuracy:.4f} on {self.n_samples} training samples",
             f"solver      {self.solver} {self.solver_version}  options {self.options}",
             f"model size  {size}",

@@ -30,7 +30,7 @@ from sklearn.tree import DecisionTreeClassifier
 import odtk
 from odtk.cli import main
 from odtk.datasets import Dataset, FeatureEncoder, from_dataframe, load_dataset, read_csv
-from odtk.exceptions import ConfigError, DataError, SkeletonError, SolveError
+from odtk.exceptions import ConfigError, DataError, OdtkWarning, SkeletonError, SolveError
 from odtk.formulations import categorical
 from odtk.models import TrainedModel
 from odtk.skeletons import topology_skeleton
@@ -301,7 +301,8 @@ def test_unseen_category_goes_right():
     unseen = instance.features.iloc[:3].copy()
     unseen[:] = "never-seen"
     assert groups_in_tree(model)  # a tree with tests, not a lone leaf
-    assert list(model.predict(unseen)) == [POS] * 3
+    with pytest.warns(OdtkWarning, match="never-seen"):
+        assert list(model.predict(unseen)) == [POS] * 3
 
 
 # --------------------------------------------------------------------------- display

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -183,3 +184,22 @@ def test_lazy_public_names_resolve():
         odtk.no_such_name  # noqa: B018
     help_text = CliRunner().invoke(main, ["solve", "--help"]).output  # lists the models on demand
     assert "Formulation: benders, binoct," in help_text and "flowoct" in help_text
+
+
+def test_solve_prints_leaf_class_mix_and_the_objectives_meaning_and_saves_a_png(tmp_path):
+    png = tmp_path / "tree.png"
+    run = CliRunner().invoke(main, ["solve", "--model", "cp", "--dataset", "uci/iris", "--depth", "2",
+                                    "--thresholds", "auto", "--png", str(png)])
+    assert run.exit_code == 0, run.output
+    leaves = [line for line in run.output.splitlines() if "predict" in line]
+    assert len(leaves) == 4
+    misclassified = sum(int(re.search(r"; (\d+) misclassified; by class setosa: \d+, versicolor: \d+, "
+                                      r"virginica: \d+\)$", line)[1])
+                        for line in leaves)
+    objective = next(line for line in run.output.splitlines() if line.startswith("objective"))
+    assert int(objective.split()[1]) == misclassified  # the leaves' errors add up to the objective
+    assert "= misclassified training rows, minimised" in run.output
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    again = CliRunner().invoke(main, ["solve", "--model", "cp", "--dataset", "uci/iris", "--depth", "1",
+                                      "--png", str(png)])
+    assert again.exit_code == 1 and "already exists" in again.output  # never overwritten silently

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,7 @@ import pytest
 from odtk.datasets import (Dataset, DatasetInfo, FeatureEncoder, from_csv, from_dataframe, list_datasets,
                            load_dataset, train_val_test_split)
 from odtk.datasets.catalog import _catalog, data_dir
-from odtk.exceptions import DataError
+from odtk.exceptions import DataError, OdtkWarning
 
 # ---------------------------------------------------------------- catalog
 
@@ -97,9 +98,91 @@ def test_headerless_names_and_integer_labels():
 
 def test_uci_monks_class_is_column_zero():
     ds = load_dataset("uci/monks1")
-    assert ds.target.name == "0"
-    assert "a6" in ds.features.columns and "y" not in ds.features.columns
-    assert "0" not in ds.features.columns
+    assert ds.target.name == "class" and ds.classes == [-1, 0]  # the file's column 0: MONK's class 0/1 minus 1
+    assert list(ds.features.columns) == ["a1_2", "a1_3", "a2_2", "a2_3", "a3_2", "a4_2", "a4_3", "a5_2", "a5_3",
+                                         "a5_4", "a6_2"]  # the file's y is attribute a6 (a6 = 2)
+    for k in (1, 2, 3):  # the names fit the problems' target concepts (MONK-3's training rows have 5 % noise)
+        ds = load_dataset(f"uci/monks{k}")
+        a = {i: 1 + sum(v * ds.features.get(f"a{i}_{v + 1}", 0) for v in (1, 2, 3)) for i in range(1, 7)}
+        concept = {1: (a[1] == a[2]) | (a[5] == 1), 2: sum((a[i] == 1).astype(int) for i in a) == 2,
+                   3: ((a[5] == 3) & (a[4] == 1)) | ((a[5] != 4) & (a[2] != 3))}[k]
+        assert ((ds.target + 1) == concept).mean() >= (1.0 if k < 3 else 0.98)
+
+
+_NAME = r"[A-Za-z][A-Za-z0-9_]*"
+
+
+def test_uci_catalog_names_apply_to_the_files():
+    """Every rename names an existing column (a prefix rule at least one), names are unique
+    identifiers, and every class label has a name where the catalog names classes."""
+    import re
+
+    for name, entry in _catalog().items():
+        if not (entry.rename or entry.class_names):
+            continue
+        with (data_dir() / entry.info.path).open("rb") as handle:
+            header = list(pd.read_csv(handle, nrows=0).columns)
+        for old in entry.rename:
+            assert (any(c.startswith(old[:-1]) for c in header) if old.endswith("*") else old in header), (name, old)
+        ds = load_dataset(name)
+        columns = [*ds.features.columns, ds.target.name]
+        assert len(set(columns)) == len(columns) == len(header), name
+        new = [c for c in columns if c not in header]
+        assert all(re.fullmatch(_NAME, c) for c in new), (name, new)
+        if entry.class_names:
+            assert set(ds.classes) <= set(entry.class_names.values()), name
+
+
+def test_uci_names_and_class_names():
+    iris = load_dataset("uci/iris")
+    assert list(iris.features.columns) == ["sepal_length", "sepal_width", "petal_length", "petal_width"]
+    assert iris.classes == ["setosa", "versicolor", "virginica"]
+    assert iris.target.value_counts().to_dict() == {"setosa": 50, "versicolor": 50, "virginica": 50}
+    assert iris.features.groupby(iris.target).petal_length.max()["setosa"] < 2
+    wine = load_dataset("uci/wine")
+    assert list(wine.features.columns) == [
+        "alcohol", "malic_acid", "ash", "alcalinity_of_ash", "magnesium", "total_phenols", "flavanoids",
+        "nonflavanoid_phenols", "proanthocyanins", "color_intensity", "hue", "od280_od315", "proline"]
+    assert wine.target.value_counts().to_dict() == {"class_2": 71, "class_1": 59, "class_3": 48}
+    wdbc = load_dataset("uci/breast-cancer-diagnostic")
+    assert (wdbc.features.columns[[0, 9, 10, 29]] == ["radius_mean", "fractal_dimension_mean", "radius_se",
+                                                      "fractal_dimension_worst"]).all()
+    assert wdbc.target.value_counts().to_dict() == {"benign": 357, "malignant": 212}
+    car = load_dataset("uci/car-evaluation")
+    assert car.target.value_counts().to_dict() == {"unacc": 1210, "acc": 384, "good": 69, "vgood": 65}
+    assert "buying_vhigh" in car.features.columns and "lug_boot_small" in car.features.columns
+    unnamed = load_dataset("uci/connectionist-vowel")  # no names in the UCI documentation: left numbered
+    assert list(unnamed.features.columns) == [str(j) for j in range(10)] and unnamed.classes == list(range(11))
+
+
+def test_uci_names_fit_the_data():
+    """Relations that only hold if the columns carry the right names."""
+    seeds = load_dataset("uci/seeds").features  # compactness = 4 pi area / perimeter^2
+    assert np.allclose(seeds.compactness, 4 * np.pi * seeds.area / seeds.perimeter ** 2, atol=2e-3)
+    balance = load_dataset("uci/balance-scale")  # weights and distances stored as 0-4
+    x = balance.features + 1
+    tips = np.sign(x.right_weight * x.right_distance - x.left_weight * x.left_distance)
+    assert (balance.target == tips.map({-1: "L", 0: "B", 1: "R"})).all()
+    voice = load_dataset("uci/parkinsons").features  # Jitter:DDP = 3 RAP, Shimmer:DDA = 3 APQ3
+    assert np.allclose(voice.jitter_ddp, 3 * voice.mdvp_rap, atol=1e-4)
+    assert np.allclose(voice.shimmer_dda, 3 * voice.shimmer_apq3, atol=1e-4)
+    for name in ("uci/breast-cancer-diagnostic", "uci/breast-cancer-prognostic"):
+        cells = load_dataset(name).features  # nuclei are roughly round; "worst" is the largest
+        assert 6.2 < (cells.perimeter_mean / cells.radius_mean).median() < 6.8
+        assert 0.9 < (cells.area_mean / (np.pi * cells.radius_mean ** 2)).median() < 1.1
+        assert (cells.radius_worst >= cells.radius_mean).all() and (cells.area_worst >= cells.area_mean).all()
+    ttt = load_dataset("uci/tic-tac-toe")  # positive: x has three in a row
+    squares = ["top_left", "top_middle", "top_right", "middle_left", "middle_middle", "middle_right",
+               "bottom_left", "bottom_middle", "bottom_right"]
+    x = ttt.features[[f"{square}_x" for square in squares]].to_numpy()
+    lines = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
+    wins = np.any([x[:, list(line)].all(axis=1) for line in lines], axis=0)
+    assert ((ttt.target == "positive") == wins).all()
+    thyroid = load_dataset("uci/thyroid-ann").features
+    assert (thyroid.sex_male[thyroid.pregnant == 1] == 0).all()
+    hormones = load_dataset("uci/thyroid-new")
+    tsh = hormones.features.basal_tsh.groupby(hormones.target).median()
+    assert tsh["hypo"] > tsh["normal"] >= tsh["hyper"]
 
 
 def test_categorical_flowoct_files_read_with_bom():
@@ -289,9 +372,13 @@ def test_scaled_mode():
     assert ((Y >= 0) & (Y <= 1)).all()
 
 
-def test_unseen_category_gives_zero_row():
+def test_unseen_category_gives_zero_row_with_a_warning_naming_it():
     enc = FeatureEncoder().fit(pd.DataFrame({"c": ["a", "b"]}), {"c": "categorical"})
-    assert enc.transform(pd.DataFrame({"c": ["b", "zzz"]})).tolist() == [[0, 1], [0, 0]]
+    with pytest.warns(OdtkWarning, match=r"Column 'c' has 1 row\(s\) with categories not seen in training \(\['zzz'\]"):
+        assert enc.transform(pd.DataFrame({"c": ["b", "zzz"]})).tolist() == [[0, 1], [0, 0]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        enc.transform(pd.DataFrame({"c": ["b", "a"]}))  # known categories: silent
 
 
 def test_transform_errors():
@@ -310,7 +397,7 @@ def test_transform_errors():
 def test_encoder_json_round_trip(mode, thresholds):
     ds = load_dataset("uci/teaching-assistant-evaluation")
     mixed = from_dataframe(pd.concat([ds.features, ds.target.rename("t")], axis=1).assign(
-        colour=np.where(ds.target.to_numpy() == 1, "red", "blue")), "t", categorical=["3"])
+        colour=np.where(ds.target.to_numpy() == "medium", "red", "blue")), "t", categorical=["semester_regular"])
     enc = FeatureEncoder(mode, thresholds, max_thresholds=5).fit(mixed)
     again = FeatureEncoder.from_dict(json.loads(json.dumps(enc.to_dict())))
     assert again.columns_ == enc.columns_ and again.groups_ == enc.groups_ and again.kinds_ == enc.kinds_
@@ -384,5 +471,6 @@ def test_onehot_mode_gives_one_column_per_value_and_bin_and_names_subsets():
     assert enc.subset_text(age[1:3]) == f"{thresholds[0]:.6g} < age <= {thresholds[2]:.6g}"
     assert enc.subset_text(enc.groups_["colour"][:2]) == "colour in {b, g}"
     assert enc.subset_text(enc.groups_["member"][1:]) == "member = 1"
-    unseen = enc.transform(pd.DataFrame({"age": [200], "colour": ["purple"], "member": [1]}))
+    with pytest.warns(OdtkWarning, match="purple"):
+        unseen = enc.transform(pd.DataFrame({"age": [200], "colour": ["purple"], "member": [1]}))
     assert unseen[0, age[-1]] == 1 and unseen[0, enc.groups_["colour"]].sum() == 0

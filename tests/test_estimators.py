@@ -1,6 +1,7 @@
 """The scikit-learn estimators."""
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -218,3 +219,29 @@ def test_scikit_learn_input_messages(mixed_frame):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert clf.predict(X).shape == (len(y),)
+
+
+def test_verbose_shows_the_steps_and_the_solvers_progress_and_is_silent_by_default(capfd):
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    OptimalTreeClassifier(depth=1, time_limit=30).fit(X, y)
+    quiet = capfd.readouterr()
+    assert quiet.out == "" and quiet.err == ""
+    OptimalTreeClassifier(depth=1, time_limit=30, verbose=True).fit(X, y)
+    shown = capfd.readouterr()
+    assert "odtk: 150 rows encoded as" in shown.err and "odtk: warm_start: objective" in shown.err
+    assert re.search(r"highs solving for at most (29\.\d|30\.0)s", shown.err)
+    assert "Solving report" in shown.out + shown.err  # HiGHS's own log: incumbent, bound, gap
+
+
+@pytest.mark.parametrize("load", ["load_iris", "load_wine"])
+def test_defaults_finish_at_least_as_accurate_as_cart_on_the_training_data(load):
+    import sklearn.datasets
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y = getattr(sklearn.datasets, load)(return_X_y=True)
+    cart = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+    for model in ("flowoct", "cp"):
+        fitted = OptimalTreeClassifier(model=model, time_limit=10).fit(X, y)
+        assert fitted.score(X, y) >= cart.score(X, y)

@@ -62,6 +62,26 @@ holding ``odtk/`` or ``numpy.py``                      campaign_at_once_and_reco
                                                        test_workers_import_odtk_as_the_runner_does
 SIGTERM during a CBC solve                             tests/test_solver_faults.py::test_sigterm_during_a_
                                                        cbc_solve_stops_cbc_and_removes_its_files
+labels that differ only as text (``01``/``1``,          test_labels_that_differ_only_as_text_stay_
+``1.0``/``1``, case, padding)                          distinct_classes
+categories read as text in training and as numbers     test_categories_read_as_text_match_the_same_
+in new rows; unseen, padded or re-spelt categories     values_read_as_numbers, test_unseen_categories_
+                                                       at_predict_time_are_named_in_a_warning
+integers beyond 2^53 or int64, numbers near 1e20,      test_integers_that_floats_cannot_tell_apart_are_
+neighbouring subnormal numbers                         refused, test_numbers_near_1e20_are_numeric_and_
+                                                       split_correctly, test_neighbouring_subnormal_
+                                                       values_are_split_apart
+model JSON: duplicate class names, nested 200,000      test_damaged_model_files_are_refused
+deep (whole file or inside a model)
+CSV: 5 MB and 20 MB fields, gzip (whole, cut, a bomb)  test_a_field_of_megabytes_is_read, test_gzip_csv_
+                                                       is_read_and_damaged_or_oversized_gzip_is_refused
+``--output`` / ``--dot`` / ``--png`` onto a FIFO with  test_force_never_replaces_what_is_not_a_regular_
+``--force``                                            file
+a warm-start tree 100,000 levels deep                  test_a_100000_level_warm_start_tree_is_refused_
+                                                       at_once
+200,000 rows: every midpoint encoded, a MILP beyond    test_models_too_large_for_memory_are_refused_
+free memory (under ``ulimit -v``); a build outlasting  before_building, test_the_time_limit_covers_
+the time limit                                         building_the_milp
 =====================================================  ===================================================
 """
 from __future__ import annotations
@@ -73,10 +93,12 @@ import json
 import os
 import sqlite3
 import stat
+import subprocess
 from collections.abc import Callable
 from contextlib import closing, contextmanager
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner, Result
@@ -95,6 +117,7 @@ HEADER = "a,b,v,y"
 ROWS = [f"{i % 2},{i // 2 % 2},{i},{'yes' if i % 2 else 'no'}" for i in range(12)]  # y is yes when a is 1
 BASE = "\n".join([HEADER, *ROWS]) + "\n"
 SOLVE = ["solve", "--model", "flowoct", "--depth", "1", "--solver", "highs"]
+CP = ["solve", "--model", "cp"]
 SOLVED = "[node 1] a ?"  # the optimal depth-1 tree of BASE
 
 
@@ -380,6 +403,13 @@ DAMAGED: dict[str, tuple[str, Callable[[str], str | bytes], list[str]]] = {
                                      ["not finite numbers", "re-train"]),
     "hyperplane-weight-missing": ("odd", _edited(lambda m: _nodes(m)[0]["weights"].pop()),
                                   ["2 weights for 3 features"]),
+    "duplicate-class-names": ("flowoct", _edited(lambda m: (m["classes"].__setitem__(1, m["classes"][0]),
+                                                            m["graph"]["class_names"].__setitem__(1, m["classes"][0]))),
+                              ["class names", "repeat", "its own name"]),
+    "nested-200000-deep": ("flowoct", lambda text: "[" * 200_000 + "]" * 200_000,
+                           ["nested far deeper than a saved model", "re-train"]),
+    "nested-deep-inside-a-model": ("flowoct", lambda text: text[:-1] + ', "x": ' + "{\"a\": " * 100_000
+                                   + "1" + "}" * 100_000 + "}", ["nested far deeper"]),
 }
 
 
@@ -731,3 +761,162 @@ def test_deeply_nested_yaml_is_refused_in_one_line(tmp_path):
     grid.write_text("name: deep\ndatasets: " + "[" * 20000 + "]" * 20000 + "\nmethods: []\n")
     assert_refused_untouched(tmp_path, ["experiment", "run", grid, "--db", tmp_path / "r.sqlite"],
                              "grid.yaml", "nests its values too deeply")
+
+
+# --------------------------------------------------------------------------- values as written
+def _csv(tmp_path: Path, name: str, header: str, rows: list[str]) -> Path:
+    path = tmp_path / name
+    path.write_text("\n".join([header, *rows]) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("labels", [["01", "1", "2"], ["1.0", "1", "2"], ["yes", "Yes", "YES"], [" a", "a", "b"]],
+                         ids=["leading-zero", "decimal-point", "case", "padded"])
+def test_labels_that_differ_only_as_text_stay_distinct_classes(tmp_path, labels):
+    rows = [f"{i},{labels[i % 3]}" for i in range(12)]
+    csv = _csv(tmp_path, "d.csv", "x,y", rows)
+    run = odtk(*CP, "--depth", "2", "--csv", csv, "--target", "y", "--output", tmp_path / "m.json")
+    assert run.exit_code == 0, run.output
+    assert json.loads((tmp_path / "m.json").read_text())["classes"] == sorted(labels)
+    predicted = odtk("predict", "--model-file", tmp_path / "m.json", "--csv", csv)
+    truth = [r.split(",", 1)[1] for r in rows]
+    shown = predicted.stdout.splitlines()
+    accuracy = float(predicted.stderr.split()[1])
+    assert accuracy == pytest.approx(sum(p == t for p, t in zip(shown, truth)) / len(truth))
+
+
+def test_categories_read_as_text_match_the_same_values_read_as_numbers(tmp_path):
+    pairs = [("A", 0), ("B", 1), ("1", 0), ("2", 1)] * 3
+    train = _csv(tmp_path, "train.csv", "c,y", [f"{v},{label}" for v, label in pairs])
+    numbers_only = _csv(tmp_path, "rows.csv", "c,y", [f"{v},{label}" for v, label in [("1", 0), ("2", 1)] * 3])
+    assert odtk(*CP, "--depth", "2", "--csv", train, "--target", "y",
+                "--output", tmp_path / "m.json").exit_code == 0
+    run = odtk("predict", "--model-file", tmp_path / "m.json", "--csv", numbers_only)
+    assert run.exit_code == 0 and "accuracy 1.0000 on 6 rows" in run.stderr, run.output
+
+
+@pytest.mark.parametrize("value", [" A", "1.0", "a"], ids=["padded", "other-number-text", "other-case"])
+def test_unseen_categories_at_predict_time_are_named_in_a_warning(tmp_path, value):
+    train = _csv(tmp_path, "train.csv", "c,y", [f"{v},{label}" for v, label in [("A", 0), ("B", 1), ("1", 0)] * 3])
+    rows = _csv(tmp_path, "rows.csv", "c,y", [f"{value},0", "B,1"])
+    assert odtk(*CP, "--depth", "2", "--csv", train, "--target", "y",
+                "--output", tmp_path / "m.json").exit_code == 0
+    run = odtk("predict", "--model-file", tmp_path / "m.json", "--csv", rows)
+    assert run.exit_code == 0
+    assert "categories not seen in training" in run.stderr and repr(value) in run.stderr
+
+
+@pytest.mark.parametrize("base", [2**53, 2**63], ids=["beyond-2^53", "beyond-int64"])
+def test_integers_that_floats_cannot_tell_apart_are_refused(tmp_path, base):
+    csv = _csv(tmp_path, "d.csv", "x,y", [f"{base + i},{i % 2}" for i in range(20)])
+    assert_refused_untouched(tmp_path, [*SOLVE, "--csv", csv, "--target", "y"],
+                             "'x'", "beyond 2^53", "categorical")
+
+
+def test_numbers_near_1e20_are_numeric_and_split_correctly(tmp_path):
+    csv = _csv(tmp_path, "d.csv", "x,y", [f"{k}00000000000000000000,{int(k > 5)}" for k in range(1, 11)])
+    run = odtk(*SOLVE, "--csv", csv, "--target", "y")
+    assert run.exit_code == 0, run.output
+    assert "x<=5.5e+20" in run.stdout and "accuracy    1.0000" in run.stdout
+
+
+def test_neighbouring_subnormal_values_are_split_apart(tmp_path):
+    tiny = [5e-324 * k for k in range(1, 9)]  # consecutive subnormal numbers: midpoints round up
+    csv = _csv(tmp_path, "d.csv", "d,y", [f"{value!r},{int(k >= 3)}" for k, value in enumerate(tiny)])
+    run = odtk(*SOLVE, "--csv", csv, "--target", "y")
+    assert run.exit_code == 0, run.output
+    assert "accuracy    1.0000" in run.stdout and "nan" not in run.stdout
+
+
+@pytest.mark.parametrize("size", [5 * 2**20, 20 * 2**20], ids=["5MB", "20MB"])
+def test_a_field_of_megabytes_is_read(tmp_path, size):
+    rows = [f"{'x' * size if i == 0 else 'short'},{i % 2},{i}" for i in range(6)]
+    csv = _csv(tmp_path, "d.csv", "note,a,y", rows)
+    frame = read_csv(csv)
+    assert len(frame.loc[2, "note"]) == size and frame.shape == (6, 3)
+
+
+def test_gzip_csv_is_read_and_damaged_or_oversized_gzip_is_refused(tmp_path, base_csv, monkeypatch):
+    import gzip
+
+    from odtk import files
+
+    packed = tmp_path / "data.csv.gz"
+    packed.write_bytes(gzip.compress(BASE.encode()))
+    run = odtk(*SOLVE, "--csv", packed, "--target", "y")
+    assert run.exit_code == 0 and SOLVED in run.stdout, run.output
+    (tmp_path / "cut.csv.gz").write_bytes(packed.read_bytes()[:20])
+    assert_refused_untouched(tmp_path, [*SOLVE, "--csv", tmp_path / "cut.csv.gz", "--target", "y"],
+                             "cut.csv.gz", "damaged gzip file")
+    monkeypatch.setitem(files.LIMITS, "csv", 2**20)  # a bomb: 1 MB cap, 8 MB inside a few kB
+    (tmp_path / "bomb.csv.gz").write_bytes(gzip.compress(BASE.encode() + b"0,0,1,no\n" * 2**20))
+    assert_refused_untouched(tmp_path, [*SOLVE, "--csv", tmp_path / "bomb.csv.gz", "--target", "y"],
+                             "bomb.csv.gz", "larger than the 1 MB")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+@pytest.mark.parametrize("flag", ["--output", "--dot", "--png"])
+def test_force_never_replaces_what_is_not_a_regular_file(tmp_path, base_csv, flag):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert_refused_untouched(tmp_path, [*SOLVE, "--csv", base_csv, "--target", "y", flag, fifo, "--force"],
+                             "not a regular file", "even with --force")
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_a_100000_level_warm_start_tree_is_refused_at_once(tmp_path, base_csv, saved):
+    model = json.loads(saved["flowoct"])
+    levels = 100_000
+    nodes = ([{"id": k, "feature": 0} for k in range(levels)]
+             + [{"id": levels + k, "label": k % 2} for k in range(levels + 1)])
+    arcs = [arc for k in range(levels) for arc in ({"from": k, "to": k + 1 if k + 1 < levels else levels + levels,
+                                                     "outcome": True}, {"from": k, "to": levels + k, "outcome": False})]
+    model["graph"].update(nodes=nodes, arcs=arcs)
+    (tmp_path / "deep.json").write_text(json.dumps(model))
+    assert_refused_untouched(tmp_path, [*SOLVE, "--csv", base_csv, "--target", "y",
+                                        "--warm-start", tmp_path / "deep.json"], "depth 100000 exceeds depth 1")
+
+
+# --------------------------------------------------------------------------- memory and time bounded
+def _under_memory_limit(tmp_path: Path, megabytes: int, *args: object) -> subprocess.CompletedProcess:
+    """``python -m odtk args`` with its address space capped (``ulimit -v``)."""
+    import resource
+    import sys
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (megabytes * 2**20, megabytes * 2**20))
+
+    return subprocess.run([sys.executable, "-m", "odtk", *map(str, args)], capture_output=True, text=True,
+                          preexec_fn=cap, cwd=tmp_path, timeout=600)
+
+
+def _rows_csv(tmp_path: Path, rows: int, numeric: bool) -> Path:
+    rng = np.random.default_rng(0)
+    values = rng.random((rows, 4)) if numeric else rng.integers(0, 2, (rows, 4))
+    frame = pd.DataFrame(values, columns=list("abcd")).assign(y=rng.integers(0, 2, rows))
+    path = tmp_path / "big.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.skipif(not hasattr(os, "sysconf"), reason="needs the system's memory figures and ulimit")
+@pytest.mark.parametrize("numeric, words", [
+    (True, ["Encoding 200,000 rows as", "binary columns needs", "--thresholds auto"]),
+    (False, ["flowoct MILP for 200,000 rows, 7 nodes and 4 columns", "would need about", "a sample of the rows"]),
+], ids=["encoding-every-midpoint", "milp-of-200k-rows"])
+def test_models_too_large_for_memory_are_refused_before_building(tmp_path, numeric, words):
+    csv = _rows_csv(tmp_path, 200_000, numeric)
+    before = snapshot(tmp_path)
+    run = _under_memory_limit(tmp_path, 2500, *SOLVE, "--csv", csv, "--target", "y", "--depth", "2",
+                              "--time-limit", "30", "--output", tmp_path / "m.json")
+    assert run.returncode == 1 and "Traceback" not in run.stderr and "MemoryError" not in run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and all(word in lines[0] for word in words), run.stderr
+    assert snapshot(tmp_path) == before
+
+
+def test_the_time_limit_covers_building_the_milp(tmp_path):
+    csv = _rows_csv(tmp_path, 40_000, numeric=False)
+    assert_refused_untouched(tmp_path, [*SOLVE, "--csv", csv, "--target", "y", "--depth", "2",
+                                        "--time-limit", "0.5", "--output", tmp_path / "m.json"],
+                             "Building the MILP did not finish within the time limit of 0.5s", "--time-limit")

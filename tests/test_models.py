@@ -116,10 +116,11 @@ def test_sample_shares_and_original_units():
     g.add_edges_from([(0, 1, {"outcome": False}), (0, 2, {"outcome": True})])
     model = TrainedModel(DecisionGraph(g, encoder.columns_, ["0", "1"]), encoder, [0, 1], "odd")
     text = model.to_text(data.features)
-    assert "length >= 5 ?  (4 samples, 100.0%)" in text
-    assert "predict 1  [node 2]  (2 samples, 50.0%)" in text
+    assert "length < 5 ?  (4 samples, 100.0%)" in text  # w·x >= b read as an upper bound, negated
+    assert "no:  predict 1  [node 2]  (2 samples, 50.0%)" in text
     assert model.graph.sample_counts(encoder.transform(data.features)) == {0: 4, 1: 2, 2: 2}
     counts = model.graph.sample_counts(encoder.transform(data.features))
     dot = model.graph.to_dot(counts, encoder)
-    assert 'n0 [label="length >= 5 ?\\n4 samples, 100.0%"]' in dot
+    assert 'n0 [label="length < 5 ?\\n4 samples, 100.0%"]' in dot
+    assert 'n0 -> n2 [label="no"]' in dot
     assert 'n2 [label="predict 1\\n2 samples, 50.0%"]' in dot

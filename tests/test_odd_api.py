@@ -365,7 +365,7 @@ def test_cli_solves_prints_shares_and_steps_and_saves_a_usable_model(tmp_path, f
     assert run.exit_code == 0, run.output
     lines = run.stdout.splitlines()
     assert lines[0].startswith("[node 0]") and lines[0].endswith("(16 samples, 100.0%)")
-    assert any("predict" in line and "samples," in line and "%)" in line for line in lines)
+    assert any("predict" in line and "samples," in line and "misclassified; by class" in line for line in lines)
     assert "status      optimal" in run.stdout
     assert any(line.startswith("step        heuristic: objective ") for line in lines)
     assert any(line.startswith("step        milp: objective ") for line in lines)

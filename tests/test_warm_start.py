@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import networkx as nx
 import numpy as np
+import pandas as pd
 import pyomo.environ as pyo
 import pytest
 from sklearn.tree import DecisionTreeClassifier
@@ -82,7 +83,7 @@ def test_bad_warm_starts_are_one_line_config_errors(monk_slice):
     deep = odtk.solve("flowoct", monk_slice, depth=2)
     assert deep.model.graph.depth == 2  # the premise: too deep for depth 1
     for model, given, words in [("odd", "cart", "takes no warm_start"),
-                                ("flowoct", "carts", "give 'cart'"),
+                                ("flowoct", "carts", "give one of cart, best"),
                                 ("flowoct", other_data, "same data"),
                                 ("flowoct", deep, "does not fit")]:
         options = {"skeleton": "1-2"} if model == "odd" else {"depth": 1}
@@ -121,3 +122,46 @@ def test_a_start_that_breaks_a_constraint_is_not_used():
     started = odtk.solve("oct", (X, y), depth=2, min_leaf=10, warm_start="cart")
     assert started.steps["warm_start"]["warm_start"] is False  # CART has leaves under 10 samples
     assert started.objective == pytest.approx(plain.objective) and started.termination == "optimal"
+
+
+def _breast_cancer(rows: int = 200):
+    from sklearn.datasets import load_breast_cancer
+
+    X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+    return X.iloc[:rows], y.iloc[:rows]
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_auto_thresholds_keep_carts_tree_so_the_optimum_is_at_least_as_accurate(depth):
+    X, y = _breast_cancer()
+    cart = DecisionTreeClassifier(max_depth=depth, random_state=0).fit(X, y)
+    result = odtk.solve("cp", (X, y), depth=depth, thresholds="auto")
+    quantiles = odtk.solve("cp", (X, y), depth=depth, thresholds="quantiles")
+    assert result.termination == "optimal"
+    assert len(result.model.encoder.columns_) < 20 * X.shape[1]  # about ten a feature, not 200
+    assert result.train_accuracy >= cart.score(X, y) - 1e-12
+    assert result.train_accuracy >= quantiles.train_accuracy  # a superset of the quantile thresholds
+
+
+def test_auto_thresholds_split_the_rows_as_the_given_thresholds_do():
+    from odtk.datasets import FeatureEncoder
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"x": rng.normal(size=300).round(2)})
+    given = np.array([-0.123, 0.0, 0.004999, 1.5, -9.0, 9.0])  # the last two split off no row
+    encoder = FeatureEncoder(thresholds="auto").fit(frame, keep={"x": given})
+    encoded = encoder.transform(frame).astype(bool)
+    columns = [encoded[:, j] for j in range(encoded.shape[1])]
+    for threshold in given[:4]:
+        assert any(np.array_equal(frame["x"].to_numpy() <= threshold, column) for column in columns)
+    assert len(columns) <= 10 + 4
+
+
+def test_best_start_is_the_cp_trees_when_it_beats_cart_and_bounds_a_timed_out_milp():
+    X, y = _breast_cancer(300)
+    searched = odtk.solve("cp", (X, y), depth=2, thresholds="auto")
+    cart = odtk.solve("flowoct", (X, y), depth=2, thresholds="auto", warm_start="cart", time_limit=1)
+    best = odtk.solve("flowoct", (X, y), depth=2, thresholds="auto", warm_start="best", time_limit=1)
+    correct = round(searched.train_accuracy * len(y))
+    assert best.steps["warm_start"]["objective"] == correct > cart.steps["warm_start"]["objective"]
+    assert best.objective >= best.steps["warm_start"]["objective"]

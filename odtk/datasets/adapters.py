@@ -19,6 +19,7 @@ KINDS = ("binary", "numeric", "categorical")
 BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 BLANK = " \t\r\n"  # a line of only these (but the separator) is blank: pandas skips it
 DELIMITERS = ",;\t| "  # the separators read_csv detects
+BOOLEANS = {text: value for value in (True, False) for text in (str(value), str(value).upper(), str(value).lower())}
 # a target with a different value in every one of more rows than this is refused: an identifier or
 # a measured quantity chosen by mistake (a toy set may well have one row per class)
 UNIQUE_TARGET_ROWS = 10
@@ -208,6 +209,7 @@ def _rows(text: str, sep: str, path: Path) -> tuple[str, list[int]]:
     """
     lines = io.StringIO(text, newline="").readlines()
     reader = csv.reader(lines, delimiter=sep, strict=True)
+    limit = csv.field_size_limit(max(csv.field_size_limit(), len(text)))  # a field may be the whole file
     rewritten = io.StringIO()
     writer = csv.writer(rewritten, delimiter=sep, quoting=csv.QUOTE_ALL)
     header, starts, end, blank = None, [], 0, BLANK.replace(sep, "")
@@ -233,13 +235,18 @@ def _rows(text: str, sep: str, path: Path) -> tuple[str, list[int]]:
         raise DataError(f"Cannot parse CSV file '{path}' at line {reader.line_num} ({exc}); check the "
                         "quoting: a value with a separator, quote or line break must be in double quotes, "
                         "with its quotes doubled.") from None
+    finally:
+        csv.field_size_limit(limit)
     return rewritten.getvalue(), starts
 
 
 def read_csv(path: str | os.PathLike, sep: str | None = None) -> pd.DataFrame:
     """Read a CSV file with a header row; ``sep=None`` detects the separator (comma if unsure).
 
-    The file is UTF-8, or UTF-8 / UTF-16 with a byte-order mark. The frame's index holds the
+    Values are kept as written: a column is numeric only if every value is a number and no two
+    different texts are the same number (class labels ``01`` and ``1`` stay two classes).
+
+    The file is UTF-8, or UTF-8 / UTF-16 with a byte-order mark, and may be gzip-compressed. The frame's index holds the
     line of the file on which each row starts (named ``line``), so errors can point at it.
     Every reading problem, ragged rows and duplicate column names become a one-line :class:`DataError`.
     """
@@ -256,9 +263,23 @@ def read_csv(path: str | os.PathLike, sep: str | None = None) -> pd.DataFrame:
     if len(sep) != 1:
         raise DataError(f"The separator must be one character, got {sep!r}; pass e.g. ',' or ';'.")
     rewritten, lines = _rows(text, sep, path)
-    frame = pd.read_csv(io.StringIO(rewritten), sep=sep)
+    frame = pd.read_csv(io.StringIO(rewritten), sep=sep, dtype=str)
+    frame = frame.apply(_typed)
     frame.index = pd.Index(lines, name="line")
     return frame
+
+
+def _typed(column: pd.Series) -> pd.Series:
+    """A column read as text, as numbers when every value is one and no two different texts
+    are the same number (``01`` and ``1``, or integers beyond what a float tells apart stay
+    text, as written), as booleans when every value is True or False; else the text."""
+    present = column.dropna()
+    if present.isin(BOOLEANS).all() and len(present):
+        return column.map(BOOLEANS, na_action="ignore")
+    numbers = pd.to_numeric(column, errors="coerce")
+    if numbers.notna().sum() != len(present) or numbers.nunique() != present.nunique():
+        return column
+    return numbers
 
 
 def from_csv(path: str | os.PathLike, target: Hashable, *, sep: str | None = None,

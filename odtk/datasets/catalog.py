@@ -1,7 +1,11 @@
 """The bundled benchmark datasets: catalog, name resolution and loading.
 
 The catalog (``data/catalog.csv``) records how to read each file and its shape,
-so :func:`list_datasets` does not open the data files.
+so :func:`list_datasets` does not open the data files. Two of its columns name what
+a file leaves numbered, both space-separated ``old=new`` pairs applied at load:
+``rename`` renames columns (``3=petal_width``; ``0_*=buying_*`` renames every column
+starting with ``0_``, keeping the rest of its name) and ``class_names`` names the
+class labels (``0=setosa``). ``target`` is the class column's name after renaming.
 """
 from __future__ import annotations
 
@@ -47,7 +51,8 @@ class _Entry:
     header: bool
     target: str
     categorical: bool
-    rename: dict[str, str]
+    rename: dict[str, str]  # old=new; a key ending in "*" renames every column with that prefix
+    class_names: dict[str, str]  # label (as text) -> class name
 
 
 def data_dir() -> Traversable:
@@ -55,11 +60,24 @@ def data_dir() -> Traversable:
     return files("odtk.datasets") / "data"
 
 
+def _pairs(text: str, name: str, column: str) -> dict[str, str]:
+    """The ``old=new`` pairs of a catalog cell (space-separated; names hold no spaces)."""
+    pairs = {}
+    for pair in text.split():
+        old, equals, new = pair.partition("=")
+        if not equals or not old or not new or "=" in new or old in pairs:
+            raise ValueError(f"catalog.csv, {name}: bad {column} pair {pair!r}")
+        if column == "rename" and old.endswith("*") != new.endswith("*"):
+            raise ValueError(f"catalog.csv, {name}: prefix rename {pair!r} needs '*' on both sides")
+        pairs[old] = new
+    return pairs
+
+
 def _entry(row: dict[str, str]) -> _Entry:
     info = DatasetInfo(row["name"], row["collection"], row["path"], int(row["n_rows"]),
                        int(row["n_features"]), int(row["n_classes"]), row["kind"], row["description"])
-    rename = dict(pair.split("=") for pair in row["rename"].split()) if row["rename"] else {}
-    return _Entry(info, row["sep"], row["header"] == "yes", row["target"], row["categorical"] == "yes", rename)
+    return _Entry(info, row["sep"], row["header"] == "yes", row["target"], row["categorical"] == "yes",
+                  _pairs(row["rename"], row["name"], "rename"), _pairs(row["class_names"], row["name"], "class_names"))
 
 
 @lru_cache(maxsize=1)
@@ -99,13 +117,28 @@ def _read(entry: _Entry) -> pd.DataFrame:
                             encoding="utf-8-sig", compression="gzip" if path.endswith(".gz") else None)
     if not entry.header:
         frame.columns = ["class", *(f"f{j}" for j in range(frame.shape[1] - 1))]
-    return frame.rename(columns=entry.rename)
+    frame.columns = _renamed([str(c) for c in frame.columns], entry.rename)
+    return frame
+
+
+def _renamed(columns: list[str], rename: dict[str, str]) -> list[str]:
+    """``columns`` renamed by ``rename``: exact names first, then ``prefix*=new*`` rules."""
+    prefixes = [(old[:-1], new[:-1]) for old, new in rename.items() if old.endswith("*")]
+    out = []
+    for column in columns:
+        if column in rename:
+            column = rename[column]
+        else:
+            column = next((new + column[len(old):] for old, new in prefixes if column.startswith(old)), column)
+        out.append(column)
+    return out
 
 
 def load_dataset(name: str) -> Dataset:
     """Load a bundled dataset by canonical (``flowoct/monk1``) or unique bare name (``anneal``).
 
-    Class labels stored as integral floats (``1.0``) are returned as integers.
+    Class labels stored as integral floats (``1.0``) are returned as integers, or as the class
+    names the catalog gives them (``uci/iris``: setosa, versicolor, virginica).
     """
     import numpy as np
     import pandas as pd
@@ -116,6 +149,12 @@ def load_dataset(name: str) -> Dataset:
     frame = _read(entry)
     labels = frame[entry.target]
     if pd.api.types.is_float_dtype(labels) and np.array_equal(labels, labels.round()):
-        frame[entry.target] = labels.astype(np.int64)
+        frame[entry.target] = labels = labels.astype(np.int64)
+    if entry.class_names:
+        names = labels.astype(str).map(entry.class_names)
+        if names.isna().any():
+            unnamed = sorted(set(labels[names.isna()].astype(str)))
+            raise DataError(f"catalog.csv gives {entry.info.name} no class name for labels {', '.join(unnamed)}.")
+        frame[entry.target] = names
     categorical = frame.columns.drop(entry.target) if entry.categorical else None
     return from_dataframe(frame, entry.target, categorical=categorical, name=entry.info.name)

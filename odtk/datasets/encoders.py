@@ -1,6 +1,8 @@
 """Encoding raw feature columns into the 0/1 or [0, 1] matrices the formulations use."""
 from __future__ import annotations
 
+import reprlib
+import warnings
 from typing import Any
 
 import numpy as np
@@ -8,10 +10,10 @@ import pandas as pd
 from sklearn.exceptions import NotFittedError
 
 from odtk.datasets.adapters import Dataset, first_row, infer_kinds
-from odtk.exceptions import ConfigError, DataError
+from odtk.exceptions import ConfigError, DataError, OdtkWarning
 
 MODES = ("binary", "scaled", "onehot")
-THRESHOLDS = ("midpoints", "quantiles", "values")
+THRESHOLDS = ("auto", "midpoints", "quantiles", "values")
 DEFAULT_QUANTILES = 10
 DEFAULT_BINS = 10  # one-hot mode: deciles
 MAX_CATEGORIES = 1000  # each category is a 0/1 column of the model
@@ -42,6 +44,11 @@ def _numbers(column: pd.Series) -> np.ndarray:
     except (TypeError, ValueError):
         raise DataError(f"Column {column.name!r} must be numeric as in training but has non-numeric "
                         "values; convert or drop them.") from None
+    if column.dtype.kind in "iu" and len(values) and np.abs(values).max() >= 2**53 \
+            and len(np.unique(values)) < column.nunique():
+        raise DataError(f"Column {column.name!r} holds integers beyond 2^53 that floating point cannot tell "
+                        "apart; declare it categorical (--categorical / categorical=[...]) or subtract a "
+                        "common offset from it.")
     infinite = np.isinf(values)
     if infinite.any():
         rows = first_row(pd.Series(infinite, index=column.index))
@@ -61,6 +68,33 @@ def _categories(column: pd.Series) -> list:
         return sorted(values, key=repr)
 
 
+def _warn_unseen(column: pd.Series, unseen: np.ndarray) -> None:
+    """An OdtkWarning naming the categories of ``column`` not seen in training."""
+    if unseen.any():
+        values = reprlib.repr(sorted(map(str, pd.unique(column[unseen]))))
+        warnings.warn(f"Column {column.name!r} has {int(unseen.sum())} row(s) with categories not seen in "
+                      f"training ({values}, first in {first_row(pd.Series(unseen, index=column.index))}): "
+                      "they match no category, so every test on the column answers no for them.",
+                      OdtkWarning, stacklevel=4)
+
+
+def _same_split_midpoints(values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """The data midpoint that splits ``values`` as each ``x <= t`` does (none if no row is on one side)."""
+    distinct = np.unique(values)
+    below = np.searchsorted(distinct, thresholds, side="right") - 1  # distinct[below] <= t < the next
+    below = below[(below >= 0) & (below < len(distinct) - 1)]
+    return _midpoints(distinct)[below]
+
+
+def _midpoints(distinct: np.ndarray) -> np.ndarray:
+    """The midpoints of consecutive sorted distinct values, each ``a <= m < b`` so that
+    ``x <= m`` splits them: halving first keeps ±1.8e308 finite, and where rounding reaches ``b``
+    (neighbouring subnormal numbers) the midpoint is ``a``."""
+    low, high = distinct[:-1], distinct[1:]
+    middle = low / 2 + high / 2
+    return np.where((low <= middle) & (middle < high), middle, low)
+
+
 class FeatureEncoder:
     """Scikit-learn-style encoder of raw features (fit on training data only).
 
@@ -70,6 +104,9 @@ class FeatureEncoder:
     (``thresholds="midpoints"``, at most ``max_thresholds`` evenly spaced ones if
     given) or the midpoints nearest to ``max_thresholds`` (default 10) evenly
     spaced quantiles of the training values (``thresholds="quantiles"``).
+    ``thresholds="auto"`` takes the quantile midpoints and adds the thresholds given to
+    :meth:`fit` as ``keep`` (odtk gives those of scikit-learn's CART of the tree's depth),
+    each moved to the data midpoint that splits the rows the same way.
     ``thresholds="values"`` encodes an ordered column as one 0/1 column ``x > v`` per
     distinct training value v but the largest (at most ``max_thresholds`` evenly
     spaced ones if given); it takes a categorical column whose values are all
@@ -81,7 +118,8 @@ class FeatureEncoder:
     per row — a categorical column one-hot, a binary column its two values, a numeric
     column its bins between ``max_thresholds`` (default 9: deciles) quantile thresholds.
 
-    A category not seen in training encodes as an all-zero row of its one-hot group.
+    A category not seen in training encodes as an all-zero row of its one-hot group (every
+    test on the column answers no), with an OdtkWarning naming the column and values.
 
     Fitted attributes: ``columns_`` (encoded column names), ``groups_`` (feature →
     indices of its encoded columns), ``kinds_`` (feature → kind) and ``params_``
@@ -99,8 +137,10 @@ class FeatureEncoder:
         self.thresholds = thresholds
         self.max_thresholds = None if max_thresholds is None else int(max_thresholds)
 
-    def fit(self, data: Dataset | pd.DataFrame, kinds: dict[str, str] | None = None) -> FeatureEncoder:
-        """Learn thresholds, categories and ranges; DataFrame kinds are inferred when not given."""
+    def fit(self, data: Dataset | pd.DataFrame, kinds: dict[str, str] | None = None,
+            keep: dict[str, np.ndarray] | None = None) -> FeatureEncoder:
+        """Learn thresholds, categories and ranges; DataFrame kinds are inferred when not given.
+        ``keep`` (``thresholds="auto"``): numeric column → thresholds to add to the quantiles."""
         frame = _frame(data)
         if isinstance(data, Dataset):
             kinds = data.kinds
@@ -108,7 +148,9 @@ class FeatureEncoder:
         if len(frame) == 0:
             raise DataError("Cannot fit the encoder on data without rows.")
         self.kinds_ = {name: self._kind(_column(frame, name), kind) for name, kind in kinds.items()}
-        self.params_ = {name: self._fit_column(_column(frame, name), kind) for name, kind in self.kinds_.items()}
+        keep = keep or {}
+        self.params_ = {name: self._fit_column(_column(frame, name), kind, keep.get(name, ()))
+                        for name, kind in self.kinds_.items()}
         self._layout()
         return self
 
@@ -119,7 +161,7 @@ class FeatureEncoder:
         numbers = pd.to_numeric(column, errors="coerce")
         return "numeric" if numbers.notna().all() else kind
 
-    def _fit_column(self, column: pd.Series, kind: str) -> list:
+    def _fit_column(self, column: pd.Series, kind: str, keep: Any = ()) -> list:
         if kind == "categorical":
             return _categories(column)
         if kind == "binary":
@@ -133,24 +175,27 @@ class FeatureEncoder:
                 raise DataError(f"Numeric column {column.name!r} spans {low:g} to {high:g}, a range too wide "
                                 "to scale in floating point; divide the column by a large power of 10 first.")
             return [low, high]
-        return self._thresholds(values)
+        cuts = self._thresholds(values)
+        if self.thresholds == "auto" and len(keep):
+            cuts = np.union1d(cuts, _same_split_midpoints(values, np.asarray(keep, dtype=float)))
+        return cuts.tolist()
 
-    def _thresholds(self, values: np.ndarray) -> list[float]:
+    def _thresholds(self, values: np.ndarray) -> np.ndarray:
         distinct = np.unique(values)
         if self.thresholds == "values":  # x > v: every distinct value but the largest
             cuts, cap = distinct[:-1], self.max_thresholds
         else:
-            cuts = distinct[:-1] / 2 + distinct[1:] / 2  # midpoints; no overflow near ±1.8e308
+            cuts = _midpoints(distinct)
             cap = self.max_thresholds or (DEFAULT_BINS - 1 if self.mode == "onehot" else
                                           None if self.thresholds == "midpoints" else DEFAULT_QUANTILES)
         if cap is None or len(cuts) <= cap:
-            return cuts.tolist()
+            return cuts
         if self.thresholds == "values" or self.thresholds == "midpoints" and self.mode != "onehot":
             picks = np.arange(1, cap + 1) * len(cuts) // (cap + 1)
         else:
             targets = np.quantile(values, np.arange(1, cap + 1) / (cap + 1))
             picks = np.abs(cuts[None, :] - targets[:, None]).argmin(axis=1)
-        return cuts[np.unique(picks)].tolist()
+        return cuts[np.unique(picks)]
 
     def _labels(self, name: str, kind: str, params: list) -> list[str]:
         if kind == "binary" and self.mode == "onehot":
@@ -186,7 +231,10 @@ class FeatureEncoder:
 
     def _encode(self, column: pd.Series, kind: str, params: list) -> np.ndarray:
         if kind == "categorical":
-            return column.to_numpy(dtype=object)[:, None] == np.array(params, dtype=object)[None, :]
+            # compared as text, as written: 1 read as a number matches the category "1" read as text
+            matches = column.astype(str).to_numpy()[:, None] == np.array([str(p) for p in params])[None, :]
+            _warn_unseen(column, ~matches.any(axis=1))
+            return matches
         values = _numbers(column)[:, None]
         if kind == "binary":
             other = ~np.isin(values[:, 0], (0, 1))

@@ -39,6 +39,7 @@ CITATION = ("Verhaeghe, Nijssen, Pesant, Quimper & Schaus, Learning optimal deci
             "using constraint programming, Constraints 25 (2020) 226-250")
 SENSE = "minimize"
 FEATURES = "binary"
+OBJECTIVE = "misclassified training rows, minimised"
 SKELETON = "tree"
 HYPERPARAMETERS = {"min_support": (1, 1_000_000_000, 1)}
 CHOICES = {"counting_depth": (2, 1, 0)}
