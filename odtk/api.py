@@ -620,8 +620,9 @@ def _check_model_size(problem: _Problem, shape: nx.DiGraph) -> None:
                         "fewer thresholds (--thresholds auto), or the CP search (--model cp).")
 
 
-class _BuildTimeout(Exception):
-    """Raised by the alarm when building a MILP outlasts the time limit."""
+class _BuildTimeout(BaseException):
+    """Raised by the alarm when building a MILP outlasts the time limit (a BaseException, as
+    KeyboardInterrupt is, so that Pyomo's ``except Exception`` does not turn it into another error)."""
 
 
 @contextlib.contextmanager
@@ -633,7 +634,10 @@ def _build_deadline(seconds: float | None):
         yield
         return
 
+    fired = []
+
     def expire(*_):
+        fired.append(True)
         raise _BuildTimeout
 
     def not_the_alarm(record: logging.LogRecord) -> bool:  # Pyomo logs the components it was building
@@ -645,6 +649,10 @@ def _build_deadline(seconds: float | None):
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
+    except Exception:
+        if fired:  # the alarm interrupted code that wrapped it in an error of its own
+            raise _BuildTimeout from None
+        raise
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
