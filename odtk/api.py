@@ -669,8 +669,8 @@ def _after_build(options: SolverOptions, build_time: float) -> SolverOptions:
     return dataclasses.replace(options, time_limit=remaining)
 
 
-def _build_timed_out(start_graph: DecisionGraph | None, steps: dict, origin: str, options: SolverOptions,
-                     solver: str) -> tuple[DecisionGraph, SolverOutcome, float, str]:
+def _build_timed_out(start_graph: DecisionGraph | None, steps: dict, origin: str,
+                     options: SolverOptions) -> tuple[DecisionGraph, SolverOutcome, float, str]:
     """The MILP step when building outlasted the time limit: the start, not proven, if any."""
     message = f"Building the MILP did not finish within the time limit of {options.time_limit:g}s"
     if start_graph is None:
@@ -736,7 +736,7 @@ def _milp(problem: _Problem, shape: nx.DiGraph, hyper: dict, solver: str, option
         build_time = time.perf_counter() - start
         options = _after_build(options, build_time)
     except _BuildTimeout:
-        return _build_timed_out(start_graph, steps, origin, options, solver)
+        return _build_timed_out(start_graph, steps, origin, options)
     _progress(options, f"built the MILP in {build_time:.1f}s; {solver} solving"
                        + (f" for at most {options.time_limit:.1f}s" if options.time_limit else "")
                        + " (its log follows: incumbent, bound, gap, elapsed time)")

@@ -177,8 +177,10 @@ def solve(model, dataset, csv_path, target, categorical_columns, depth, skeleton
     if len({Path(path).resolve() for path in files.values()}) < len(files):
         raise DataError(f"{' and '.join(files)} name the same file; give them different file names.")
     for path in files.values():
-        if path:
-            check_writable(path, force)
+        check_writable(path, force)
+    if png:  # before solving: a missing matplotlib is a one-line error, not a lost solve
+        from odtk.plotting import pyplot
+        pyplot()
     data = _training_data(dataset, csv_path, target, categorical_columns)
     given = {name: value for name, value in model_options.items() if value is not None}
     given.update(_extra_options(extra_options))

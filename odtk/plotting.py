@@ -19,12 +19,13 @@ if TYPE_CHECKING:
 WRAP = 26  # characters per line of a node's text
 
 
-def _pyplot() -> ModuleType:
+def pyplot() -> ModuleType:
     """matplotlib.pyplot, or a one-line ConfigError saying how to install it."""
     try:
         import matplotlib.pyplot as plt
     except ImportError:
-        raise ConfigError('odtk.plot_tree needs matplotlib: pip install "odtk[experiments]" (or matplotlib).') from None
+        raise ConfigError('Drawing (odtk.plot_tree, --png) needs matplotlib: pip install "odtk[experiments]" '
+                          '(or matplotlib).') from None
     return plt
 
 
@@ -40,7 +41,7 @@ def plot_tree(model: Any, ax: Axes | None = None, *, X: Any = None, y: Any = Non
     samples reach them, per class: an estimator's training samples, or the rows ``X`` with
     labels ``y`` when given (raw features, or encoded columns for a bare DecisionGraph).
     """
-    plt = _pyplot()
+    plt = pyplot()
     graph, encoder, classes, counts = _parts(model, X, y)
     if ax is None:
         _, ax = plt.subplots(figsize=_figure_size(graph))
@@ -93,8 +94,7 @@ def _parts(model: Any, X: Any, y: Any) -> tuple[DecisionGraph, FeatureEncoder | 
     labels = pd.Index([str(c) for c in classes]).get_indexer([str(c) for c in np.asarray(y)])
     if (labels < 0).any():
         raise ValueError(f"y holds labels the model does not know; its classes: {classes}.")
-    return graph, encoder, classes, {node: np.bincount(labels[rows], minlength=len(classes))
-                                     for node, rows in graph.node_rows(encoded).items()}
+    return graph, encoder, classes, graph.class_counts(encoded, labels)
 
 
 def _count_text(values: np.ndarray, classes: list) -> str:

@@ -203,3 +203,12 @@ def test_solve_prints_leaf_class_mix_and_the_objectives_meaning_and_saves_a_png(
     again = CliRunner().invoke(main, ["solve", "--model", "cp", "--dataset", "uci/iris", "--depth", "1",
                                       "--png", str(png)])
     assert again.exit_code == 1 and "already exists" in again.output  # never overwritten silently
+
+
+def test_png_without_matplotlib_is_refused_before_solving(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)  # an import of it fails
+    output = tmp_path / "m.json"
+    run = CliRunner().invoke(main, ["solve", "--model", "cp", "--dataset", "uci/iris", "--depth", "1",
+                                    "--png", str(tmp_path / "t.png"), "--output", str(output)])
+    assert run.exit_code == 1 and "needs matplotlib" in run.output and "pip install" in run.output
+    assert list(tmp_path.iterdir()) == []  # nothing solved, nothing written
