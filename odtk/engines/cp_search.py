@@ -96,7 +96,7 @@ def search(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int, min_support
     lower_bound = min(max(int(bound), conflict_bound(X, y)), int(error))
     status = "optimal" if lower_bound >= error else "time_limit"
     return SearchOutcome(_nested(features, labels, 1), int(error), lower_bound, status,
-                         int(data.stats[0]), int(cache_size), time.perf_counter() - start)
+                         data.search_nodes, int(cache_size), time.perf_counter() - start)
 
 
 def _nested(features: np.ndarray, labels: np.ndarray, node: int) -> Tree:
