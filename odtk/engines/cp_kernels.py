@@ -5,7 +5,7 @@ counting solver at most of them; the work per node is a few hundred to a few tho
 operations, so in Python the interpreter's overhead per node, not the arithmetic, sets the
 time (measured with numpy-vectorised counting: 3.4× STreeD's C++ time at depth 3 and 7.5× at
 depth 4 in geometric mean, up to 72×). numba compiles these plain Python functions with LLVM
-at first use (about 18 s of CPU, once) and caches the machine code on disk
+at first use (about 16 s of CPU, once) and caches the machine code on disk
 (``cache=True``); it ships binary wheels (numba, llvmlite) for Linux, macOS and Windows, so
 ``pip install`` needs no C compiler. Cython would need one on every machine that installs odtk
 from source, or per-platform wheels built and published by odtk. No function here recurses:
