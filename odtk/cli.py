@@ -127,6 +127,10 @@ class _ModelOption(click.Option):
 @click.option("--min-support", type=int, help="CP search: at least N_min samples in every leaf.")
 @click.option("--counting-depth", type=click.IntRange(0, 2),
               help="CP search: levels solved by bulk counting at the bottom (default 2).")
+@click.option("--cache/--no-cache", default=None,
+              help="CP search: reuse solved sub-trees (default on; --no-cache: the paper's ablation).")
+@click.option("--bounds/--no-bounds", default=None,
+              help="CP search: prune by budgets and lower bounds (default on; --no-bounds: the paper's ablation).")
 @click.option("--encoding", type=click.Choice(["incremental", "all-at-once"]),
               help="sat-depth / sat-size: add examples as the tree misclassifies them "
               "(incremental, default) or all from the start.")

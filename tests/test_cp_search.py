@@ -89,12 +89,44 @@ def test_tree_warm_starts_a_milp():
     assert flow.optimal and flow.objective == flow.n_samples - search.objective
 
 
-def test_counting_kernels_agree_with_plain_search_on_a_real_dataset():
+@pytest.mark.parametrize("cache, bounds", [(True, True), (False, True), (True, False), (False, False)])
+@pytest.mark.parametrize("seed", range(6))
+def test_ablations_keep_the_optimum(seed, cache, bounds):
+    classes, min_support = 2 + seed % 2, 1 + seed % 3
+    X, y = _random_data(seed, rows=20 + seed, features=4, classes=classes)
+    for depth in (1, 2):
+        optimum = min_error(X, y, classes, depth, min_support)
+        for counting_depth in (0, 2):
+            found = cp_search.search(X, y, classes, depth, min_support, counting_depth,
+                                     cache=cache, bounds=bounds)
+            assert found.status == "optimal" and found.error == optimum
+
+
+def test_counting_kernels_and_ablations_agree_on_a_real_dataset():
     data = load_dataset("binary/hepatitis")
     X, y = data.features.to_numpy(), np.unique(data.target, return_inverse=True)[1]
-    errors = {depth: cp_search.search(X, y, 2, 3, min_support=5, counting_depth=depth).error
-              for depth in (0, 1, 2)}
-    assert len(set(errors.values())) == 1
+    for min_support in (1, 5):
+        errors = {(depth, cache, bounds): cp_search.search(X, y, 2, 3, min_support, depth,
+                                                           cache=cache, bounds=bounds).error
+                  for depth in (0, 1, 2) for cache in (True, False) for bounds in (True, False)}
+        assert len(set(errors.values())) == 1
+
+
+def test_ablation_switches_are_model_options():
+    X, y = _random_data(4, rows=30, features=5)
+    result = odtk.solve("cp", (X, y), depth=2, cache=False, bounds=False)
+    assert result.optimal and result.objective == min_error(X, y, 2, 2, 1)
+    assert result.hyperparameters["cache"] is False and result.hyperparameters["bounds"] is False
+
+
+def test_ablation_switches_on_the_command_line():
+    ran = CliRunner().invoke(main, ["solve", "--model", "cp", "--dataset", "binary/vote", "--depth", "2",
+                                    "--no-cache", "--no-bounds"])
+    assert ran.exit_code == 0, ran.output
+    assert "'cache': False, 'bounds': False" in ran.output and "cache size 0" in ran.output
+    default = CliRunner().invoke(main, ["solve", "--model", "cp", "--dataset", "binary/vote", "--depth", "2"])
+    assert "'cache': True, 'bounds': True" in default.output
+    assert default.output.split("objective")[1].split()[0] == ran.output.split("objective")[1].split()[0]
 
 
 def test_cache_is_keyed_by_the_set_of_decisions():
@@ -139,7 +171,7 @@ def ionosphere_optimum() -> int:
     return cp_search.search(X, y, 2, 3).error
 
 
-@pytest.mark.parametrize("limit", [0.0, 0.05, 0.3])
+@pytest.mark.parametrize("limit", [0.0, 0.02, 0.1])
 def test_time_limit_returns_a_valid_tree_and_a_sound_bound(limit, ionosphere_optimum):
     data = load_dataset("binary/ionosphere")
     optimum = ionosphere_optimum
