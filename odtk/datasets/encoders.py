@@ -27,15 +27,18 @@ def _frame(data: Dataset | pd.DataFrame) -> pd.DataFrame:
     raise DataError(f"Expected a Dataset or a DataFrame, got {type(data).__name__}.")
 
 
-def _column(frame: pd.DataFrame, name: str) -> pd.Series:
-    if name not in frame.columns:
-        raise DataError(f"Column {name!r} used in training is missing from the data; "
+def _columns(frame: pd.DataFrame, names: list[str]) -> dict[str, pd.Series]:
+    """The named columns, checked present and complete (in one pass over the frame)."""
+    absent = [name for name in names if name not in frame.columns]
+    if absent:
+        raise DataError(f"Column {absent[0]!r} used in training is missing from the data; "
                         "pass the same feature columns as in training.")
-    column = frame[name]
-    missing = column.isna()
-    if missing.any():
-        raise DataError(f"Column {name!r} has missing values in {first_row(missing)}; drop or impute them first.")
-    return column
+    missing = frame[names].isna()
+    if missing.to_numpy().any():
+        name = missing.columns[missing.to_numpy().any(axis=0)][0]
+        raise DataError(f"Column {name!r} has missing values in {first_row(missing[name])}; "
+                        "drop or impute them first.")
+    return {name: frame[name] for name in names}
 
 
 def _numbers(column: pd.Series) -> np.ndarray:
@@ -147,9 +150,10 @@ class FeatureEncoder:
         kinds = {str(k): v for k, v in (kinds or infer_kinds(frame)).items()}
         if len(frame) == 0:
             raise DataError("Cannot fit the encoder on data without rows.")
-        self.kinds_ = {name: self._kind(_column(frame, name), kind) for name, kind in kinds.items()}
+        columns = _columns(frame, list(kinds))
+        self.kinds_ = {name: self._kind(columns[name], kind) for name, kind in kinds.items()}
         keep = keep or {}
-        self.params_ = {name: self._fit_column(_column(frame, name), kind, keep.get(name, ()))
+        self.params_ = {name: self._fit_column(columns[name], kind, keep.get(name, ()))
                         for name, kind in self.kinds_.items()}
         self._layout()
         return self
@@ -225,7 +229,8 @@ class FeatureEncoder:
         if not hasattr(self, "kinds_"):
             raise NotFittedError("This FeatureEncoder is not fitted yet; call fit() first.")
         frame = _frame(data)
-        blocks = [self._encode(_column(frame, name), kind, self.params_[name]) for name, kind in self.kinds_.items()]
+        columns = _columns(frame, list(self.kinds_))
+        blocks = [self._encode(columns[name], kind, self.params_[name]) for name, kind in self.kinds_.items()]
         dtype = np.float64 if self.mode == "scaled" else np.int8
         return np.hstack(blocks).astype(dtype) if blocks else np.empty((len(frame), 0), dtype)
 
