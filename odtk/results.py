@@ -68,7 +68,7 @@ class SolveResult:
             f"objective   {self.objective:.6g}   bound {bound}   gap {gap}"
             + (f"\n            = {self.objective_meaning}" if self.objective_meaning else ""),
             f"accuracy    {self.train_accuracy:.4f} on {self.n_samples} training samples",
-            f"solver      {self.solver} {self.solver_version}  options {self.options}",
+            f"solver      {self.solver} {self.solver_version}  options {_readable(self.options)}",
             f"model size  {size}",
             f"time        build {self.build_time:.2f}s  hand-off {self.handoff_time:.2f}s  "
             f"solve {self.solve_time:.2f}s  wall {self.wall_time:.2f}s",
@@ -80,6 +80,12 @@ class SolveResult:
             lines.append(f"step        {name}: objective {value} in {step['seconds']:.2f}s"
                          f"{note.get(step.get('warm_start'), '')}{cuts}{_statistics(step)}")
         return "\n".join(lines)
+
+
+def _readable(options: dict[str, Any]) -> dict[str, Any]:
+    """Options as printed: a float to 4 significant digits (the time left of a time limit)."""
+    return {name: float(f"{value:.4g}") if isinstance(value, float) else value
+            for name, value in options.items()}
 
 
 def _statistics(step: dict[str, Any]) -> str:
