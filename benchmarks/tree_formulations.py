@@ -37,6 +37,7 @@ The plot needs matplotlib (a benchmark-only dependency: ``pip install matplotlib
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
 import sys
 import time
@@ -83,9 +84,7 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
 
 def require_matplotlib() -> None:
     """Exit 1 with a one-line message when a plot is requested but matplotlib is missing."""
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("matplotlib") is None:
         print("matplotlib is not installed: pip install matplotlib, or run with --no-plot.", file=sys.stderr)
         sys.exit(1)
 
