@@ -97,6 +97,13 @@ Departures from the paper that remain:
   the nearest midpoint between values, one bin per value for ten values or fewer;
   ``max_thresholds`` sets the count), a change of data, not of model; a test that sends no
   value left is dropped from the decoded tree.
+* Sample weights (odtk's, ``sample_weight``; param ``weight[i]`` = ω_i, default 1): row i's
+  c^i_b counts ω_i times in the objective — (8a) becomes Σ_{i∈N+} ω_i Σ_{b∈B+} c^i_b +
+  C Σ_{i∈N−} ω_i Σ_{b∈B−} c^i_b (the paper's "weighted sum of c" with a weight per row,
+  not only per class) and (16) the weighted rate, divided by Σ_{i∈N+} ω_i (or N−'s). The
+  rate constraint (15) keeps counting rows, ⌈β·|N−|⌉, like every side constraint. The
+  weights are in the objective only, so Proposition 3 (a statement on the extreme points
+  of the feasible set) holds as before.
 * Speed only: Proposition 3 is not used where it fails (above), so models with ``max_card``
   on categorical groups branch on the last-level z too (the paper does not say what it
   relaxed in its max.card runs, Table 6).
@@ -104,7 +111,7 @@ Departures from the paper that remain:
 Symbols → Pyomo components: I, N+ / N− (sets I, I_pos, I_neg); J, G, J(g) (J, G, J_g[g]);
 {j: x^i_j = 1} (X1[i]); K, K_I, K_L (K, K_internal, K_last); B, B+ / B− (B, B_pos, B_neg);
 L(k), R(k) (L[k], R[k]); c^i_b over the pairs CI; v, z, w (v[k,g], z[k,j], w[k,g] over G_w:
-the ordered groups G_ordinal and §4.5's G_card); C (class_weight); max.card (max_card).
+the ordered groups G_ordinal and §4.5's G_card); C (class_weight); max.card (max_card); ω_i (weight[i]).
 """
 from __future__ import annotations
 
@@ -147,6 +154,7 @@ SIDE_CONSTRAINTS = ("max_card", "max_card_ordinal", "min_rate", "proper_subsets"
 IMPROVEMENTS = {"inequalities": ("strong", "weak"), "anchors": ("on", "off"),
                 "projection": ("on", "off"), "integrality": ("relaxed", "full")}  # (on, off)
 POSITIVE = 1  # class index of the positive class; the negative class is 0
+SAMPLE_WEIGHT = True  # make_data and objective_of take per-sample weights
 
 
 def build_model() -> pyo.AbstractModel:
@@ -200,6 +208,8 @@ def _sets_and_params(m: pyo.AbstractModel) -> None:
                          doc="(k, b) with b ∈ R(k)")
     m.CI = pyo.Set(dimen=2, doc="pairs (i, b) with a variable c^i_b ((14) drops wrong-class ones)")
     m.class_weight = pyo.Param(within=pyo.NonNegativeReals, default=1.0, doc="C in (8a)")
+    m.weight = pyo.Param(m.I, within=pyo.NonNegativeReals, default=1.0,
+                         doc="ω_i: weight of row i in (8a) and (16) (1 unless sample weights are given)")
     m.min_count = pyo.Param(within=pyo.NonNegativeIntegers, default=0,
                             doc="(15) right-classified rows of the other class, at least")
     m.max_card = pyo.Param(within=pyo.NonNegativeIntegers, default=0, doc="§4.5: max.card")
@@ -232,15 +242,27 @@ def _c_domain(m, i, b):
 
 
 def _correct(m, rows, leaves):
+    """Σ_{i∈rows} Σ_{b∈leaves} c^i_b: the correctly classified rows, counted (for (15))."""
     return sum(m.c[i, b] for i, b in m.CI if i in rows and b in leaves)
+
+
+def _weighed(m, rows, leaves):
+    """Σ_{i∈rows} ω_i Σ_{b∈leaves} c^i_b: the correctly classified rows, weighed (for (8a), (16))."""
+    return sum(m.weight[i] * m.c[i, b] for i, b in m.CI if i in rows and b in leaves)
+
+
+def _rate(m, rows, leaves):
+    """(16): the weighed correct rows over the weight of ``rows`` (the rate when ω = 1)."""
+    total = sum(m.weight[i] for i in rows)
+    return _weighed(m, rows, leaves) / (total if total > 0 else 1)
 
 
 def _objective(m):
     if m.switch["rate"] == "sensitivity":
-        return _correct(m, m.I_pos, m.B_pos) / max(len(m.I_pos), 1)
+        return _rate(m, m.I_pos, m.B_pos)
     if m.switch["rate"] == "specificity":
-        return _correct(m, m.I_neg, m.B_neg) / max(len(m.I_neg), 1)
-    return _correct(m, m.I_pos, m.B_pos) + m.class_weight * _correct(m, m.I_neg, m.B_neg)
+        return _rate(m, m.I_neg, m.B_neg)
+    return _weighed(m, m.I_pos, m.B_pos) + m.class_weight * _weighed(m, m.I_neg, m.B_neg)
 
 
 def _tree_constraints(m: pyo.AbstractModel) -> None:
@@ -418,14 +440,16 @@ def _best_split_gain(X: np.ndarray, y: np.ndarray) -> float:
 def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int, *,
               groups: list[list[int]], ordinal: list[bool], class_weight: float = 1.0,
               max_card: int | None = None, min_rate: float | None = None, min_groups: int = 4,
-              selection_share: float = 0.9, **choices: str) -> dict:
+              selection_share: float = 0.9, sample_weight: np.ndarray | None = None,
+              **choices: str) -> dict:
     """Pyomo data: ``X`` one-hot 0/1 (one 1 per group and row), ``y`` in {0, 1} (1 positive).
 
     ``groups`` lists each group's column indices in order; ``ordinal[g]`` marks ordered bins.
+    ``sample_weight`` weighs each row in (8a) and (16) (default 1); (15) counts rows.
     ``choices`` are the CHOICES (improvement switches and extensions), defaults as in CHOICES.
     """
     switch = configured({name: choices.get(name, allowed[0]) for name, allowed in CHOICES.items()})
-    _check_problem(y, n_classes, switch, min_rate, groups)
+    _check_problem(y, n_classes, switch, min_rate, groups, sample_weight)
     X, y = np.asarray(X) > 0.5, np.asarray(y)
     internal, last, leaves, left, right, children = topology(skeleton)
     rows = list(range(len(y)))
@@ -456,6 +480,7 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
         "max_card": {None: max_card or 0},
         "child": {(k, side): c for k, sides in children.items() for side, c in sides.items()},
         "group_of": {j: g for g, members in enumerate(groups) for j in members}, "switch": switch,
+        **({} if sample_weight is None else {"weight": dict(enumerate(map(float, sample_weight)))}),
     }}
 
 
@@ -495,7 +520,7 @@ def _proposition_3_applies(switch: dict, roles: dict) -> bool:
 
 
 def _check_problem(y: np.ndarray, n_classes: int, switch: dict, min_rate: float | None,
-                   groups: list[list[int]]) -> None:
+                   groups: list[list[int]], sample_weight: np.ndarray | None) -> None:
     if n_classes != 2:
         raise ValueError(f"Model {KEY!r} learns binary classifiers but the target has {n_classes} "
                          "classes; recode it to two classes (e.g. one class against the rest).")
@@ -504,6 +529,11 @@ def _check_problem(y: np.ndarray, n_classes: int, switch: dict, min_rate: float 
                          "rate, at least), and min_rate needs one of them.")
     if not groups:
         raise ValueError(f"Model {KEY!r} needs at least one feature group.")
+    if switch["rate"] != "accuracy" and sample_weight is not None:
+        rated = (np.asarray(y) == POSITIVE) == (switch["rate"] == "sensitivity")
+        if not np.sum(np.asarray(sample_weight)[rated]) > 0:
+            raise ValueError(f"rate={switch['rate']!r} is a weighted rate of one class, but "
+                             "sample_weight gives that class no weight.")
 
 
 # --------------------------------------------------------------------------- decoding
@@ -536,19 +566,29 @@ def _left_values(instance, k) -> list[int]:
 
 
 def objective_of(tree: nx.DiGraph, predicted: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph,
-                 class_weight: float = 1.0, rate: str = "accuracy", **_: object) -> float:
-    """Objective (8a), or the maximised rate of (15)/(16), of a tree predicting ``predicted``."""
-    rates = rates_of(predicted, y)
+                 class_weight: float = 1.0, rate: str = "accuracy",
+                 sample_weight: np.ndarray | None = None, **_: object) -> float:
+    """Objective (8a), or the maximised rate of (15)/(16), of a tree predicting ``predicted``,
+    each row weighed by ``sample_weight`` when given."""
     if rate != "accuracy":
-        return rates[rate]
+        return rates_of(predicted, y, sample_weight)[rate]
     predicted, y = np.asarray(predicted), np.asarray(y)
-    correct = predicted == y
+    mass = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    correct = (predicted == y) * mass
     return float(correct[y == POSITIVE].sum() + class_weight * correct[y != POSITIVE].sum())
 
 
-def rates_of(predicted: np.ndarray, y: np.ndarray) -> dict[str, float]:
-    """Sensitivity (positives predicted positive) and specificity (negatives predicted negative)."""
+def rates_of(predicted: np.ndarray, y: np.ndarray,
+             sample_weight: np.ndarray | None = None) -> dict[str, float]:
+    """Sensitivity (positives predicted positive) and specificity (negatives predicted negative),
+    of rows or, given ``sample_weight``, of their weight (1 for a class of no weight)."""
     predicted, y = np.asarray(predicted), np.asarray(y)
+    mass = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     positive = y == POSITIVE
-    return {"sensitivity": float(np.mean(predicted[positive] == POSITIVE)) if positive.any() else 1.0,
-            "specificity": float(np.mean(predicted[~positive] != POSITIVE)) if (~positive).any() else 1.0}
+
+    def rate(rows: np.ndarray, hits: np.ndarray) -> float:
+        total = mass[rows].sum()
+        return float(np.dot(hits[rows], mass[rows]) / total) if total > 0 else 1.0
+
+    return {"sensitivity": rate(positive, predicted == POSITIVE),
+            "specificity": rate(~positive, predicted != POSITIVE)}

@@ -32,9 +32,10 @@ leaf t misclassifies. With the objective convention of FlowOCT the model is
          d_t ≤ d_{p(t)}                                    t ∈ B \\ {1}               (24.15)
          z_it, l_t ∈ {0,1} (24.16);   a_jt, d_t ∈ {0,1} (24.17);   c_kt ∈ {0,1}
 
-Here n = |I|, A_L(t) / A_R(t) are the ancestors of t whose left / right branch leads
-to t, and N_t − L_t is the number of samples of leaf t that it classifies correctly
-(L_t = N_t − N_kt exactly for the chosen label k, by (24.2)–(24.3)).
+Here n = |I| (Σ_i ω_i with sample weights, see Deviations), A_L(t) / A_R(t) are the
+ancestors of t whose left / right branch leads to t, and N_t − L_t is the number of samples
+of leaf t that it classifies correctly (L_t = N_t − N_kt exactly for the chosen label k, by
+(24.2)–(24.3)).
 
 Branching constraints (option ``branching``). ``aggregated`` (the default) is (24.8)–(24.9)
 above: one row per sample, leaf and ancestor. ``disaggregated`` is the form Aghaei et al.
@@ -59,7 +60,7 @@ Symbols → Pyomo components:
     p(t)                    param parent[t] (t ∈ B \\ {1}, set BP)
     {j: x_ij = 0}, {j: x_ij = 1}   indexed sets F0[i] (the data x enter only through it), F1[i]
     {i: y_i = k}            indexed set IK[k]
-    n, N_min, λ             params n, min_leaf, lam; the option: param branching
+    n, N_min, λ, ω_i        params n, min_leaf, lam, weight[i]; the option: param branching
     a_jt, d_t               vars a[t,j], d[t]
     z_it, l_t, c_kt         vars z[i,t], l[t], c[t,k]
     N_kt, N_t, L_t          vars Nk[t,k], Nt[t], Lt[t]
@@ -81,6 +82,13 @@ Deviations:
 * N_min (``min_leaf``) defaults to 1: it only makes l_t = 1 exactly for non-empty leaves
   and excludes no tree, so the optimum is that of unrestricted trees of depth ≤ D.
 * A tree of depth 0 (a single leaf) is allowed; then B is empty.
+* Sample weights (odtk's option ``sample_weight``, param ``weight[i]`` = ω_i, default 1): the
+  counts of the objective become weights, N_kt = Σ_{i: y_i = k} ω_i z_it in (24.5) and
+  N_t = Σ_i ω_i z_it in (24.6), so L_t is the weight leaf t misclassifies and (24.1) the
+  weight of the correctly classified samples; the big-M n of (24.2)–(24.3) becomes Σ_i ω_i
+  (and the paper's L̂ the weighted baseline error). N_min keeps counting rows: (24.12) is
+  stated on Σ_i z_it, as printed, not on N_t — the convention of scikit-learn's
+  ``min_samples_leaf`` (rows), not of its ``min_weight_fraction_leaf``.
 
 Decoding: the splits with d_t = 1 form a subtree containing the root (24.15); a
 branching node with d_t = 0 becomes a leaf predicting the label of the leaf its
@@ -107,6 +115,7 @@ HYPERPARAMETERS = {"lam": (0.0, 1.0, 0.0), "min_leaf": (0, 1_000_000, 1)}
 CHOICES: dict[str, tuple] = {"branching": ("aggregated", "disaggregated")}
 # options whose constraints a start tree built without them (e.g. CART) may violate
 SIDE_CONSTRAINTS = ("min_leaf",)
+SAMPLE_WEIGHT = True  # make_data and objective_of take per-sample weights
 
 
 def build_model() -> pyo.AbstractModel:
@@ -136,7 +145,10 @@ def _sets_and_params(m: pyo.AbstractModel) -> None:
                    doc="features with x_ij = 1")
     m.IK = pyo.Set(m.K, within=m.I, doc="samples of class k")
     m.parent = pyo.Param(m.BP, within=m.B, doc="parent p(t) of branching node t")
-    m.n = pyo.Param(within=pyo.NonNegativeIntegers, doc="number of samples n (the big-M of (24.2)–(24.3))")
+    m.weight = pyo.Param(m.I, within=pyo.NonNegativeReals, default=1.0,
+                         doc="weight ω_i of sample i (1 unless sample weights are given)")
+    m.n = pyo.Param(within=pyo.NonNegativeReals, initialize=lambda m: sum(m.weight[i] for i in m.I),
+                    doc="n = Σ_i ω_i (= |I|), the big-M of (24.2)–(24.3)")
     m.min_leaf = pyo.Param(within=pyo.NonNegativeIntegers, default=1,
                            doc="N_min: fewest samples in a non-empty leaf")
     m.lam = pyo.Param(within=pyo.UnitInterval, default=0.0, doc="regularisation weight λ")
@@ -161,9 +173,11 @@ def _variables(m: pyo.AbstractModel) -> None:
     m.z = pyo.Var(m.I, m.L, domain=pyo.Binary, doc="(24.16) z_it: sample i is in leaf t")
     m.l = pyo.Var(m.L, domain=pyo.Binary, doc="(24.16) l_t: leaf t holds samples")
     m.c = pyo.Var(m.L, m.K, domain=pyo.Binary, doc="c_kt: leaf t predicts class k")
-    m.Nk = pyo.Var(m.L, m.K, domain=pyo.NonNegativeReals, doc="N_kt: samples of class k in leaf t")
-    m.Nt = pyo.Var(m.L, domain=pyo.NonNegativeReals, doc="N_t: samples in leaf t")
-    m.Lt = pyo.Var(m.L, domain=pyo.NonNegativeReals, doc="(24.4) L_t: samples leaf t misclassifies")
+    m.Nk = pyo.Var(m.L, m.K, domain=pyo.NonNegativeReals,
+                   doc="N_kt: samples (weight) of class k in leaf t")
+    m.Nt = pyo.Var(m.L, domain=pyo.NonNegativeReals, doc="N_t: samples (weight) in leaf t")
+    m.Lt = pyo.Var(m.L, domain=pyo.NonNegativeReals,
+                   doc="(24.4) L_t: samples (weight) leaf t misclassifies")
 
 
 def _objective(m):
@@ -180,11 +194,11 @@ def _constraints(m: pyo.AbstractModel) -> None:
         m.L, m.K, doc="(24.3) L_t is at most the samples not of the predicted class",
         rule=lambda m, t, k: m.Lt[t] <= m.Nt[t] - m.Nk[t, k] + m.n * m.c[t, k])
     m.class_count = pyo.Constraint(
-        m.L, m.K, doc="(24.5) N_kt counts the samples of class k in leaf t",
-        rule=lambda m, t, k: m.Nk[t, k] == sum(m.z[i, t] for i in m.IK[k]))
+        m.L, m.K, doc="(24.5) N_kt counts (weighs) the samples of class k in leaf t",
+        rule=lambda m, t, k: m.Nk[t, k] == sum(m.weight[i] * m.z[i, t] for i in m.IK[k]))
     m.leaf_count = pyo.Constraint(
-        m.L, doc="(24.6) N_t counts the samples in leaf t",
-        rule=lambda m, t: m.Nt[t] == sum(m.z[i, t] for i in m.I))
+        m.L, doc="(24.6) N_t counts (weighs) the samples in leaf t",
+        rule=lambda m, t: m.Nt[t] == sum(m.weight[i] * m.z[i, t] for i in m.I))
     m.one_label = pyo.Constraint(
         m.L, doc="(24.7) a leaf holding samples predicts exactly one class",
         rule=lambda m, t: sum(m.c[t, k] for k in m.K) == m.l[t])
@@ -196,15 +210,21 @@ def _constraints(m: pyo.AbstractModel) -> None:
         m.I, m.L, doc="(24.11) samples only in leaves marked as holding samples",
         rule=lambda m, i, t: m.z[i, t] <= m.l[t])
     m.min_samples = pyo.Constraint(
-        m.L, doc="(24.12) a leaf holding samples holds at least N_min",
-        rule=lambda m, t: m.Nt[t] >= m.min_leaf * m.l[t] if pyo.value(m.min_leaf) > 0
-        else pyo.Constraint.Skip)
+        m.L, doc="(24.12) a leaf holding samples holds at least N_min of them (rows, unweighted)",
+        rule=_min_samples)
     m.one_feature = pyo.Constraint(
         m.B, doc="(24.13) a splitting node tests exactly one feature",
         rule=lambda m, t: sum(m.a[t, j] for j in m.F) == m.d[t])
     m.hierarchy = pyo.Constraint(
         m.BP, doc="(24.15) a node splits only if its parent splits",
         rule=lambda m, t: m.d[t] <= m.d[m.parent[t]])
+
+
+def _min_samples(m, t):
+    """(24.12) Σ_i z_it ≥ N_min l_t: N_min counts rows, whatever the sample weights."""
+    if pyo.value(m.min_leaf) == 0:
+        return pyo.Constraint.Skip
+    return sum(m.z[i, t] for i in m.I) >= m.min_leaf * m.l[t]
 
 
 def _route_left(m, i, t, a):
@@ -245,11 +265,13 @@ def _branching(m: pyo.AbstractModel) -> None:
 
 
 def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int,
-              lam: float = 0.0, min_leaf: int = 1, branching: str = "aggregated") -> dict:
-    """Pyomo data for ``create_instance``: ``X`` 0/1 (n × p), ``y`` in ``0..n_classes-1``.
+              lam: float = 0.0, min_leaf: int = 1, branching: str = "aggregated",
+              sample_weight: np.ndarray | None = None) -> dict:
+    """Pyomo data for ``create_instance``: ``X`` 0/1 (n × p), ``y`` in ``0..n_classes-1``,
+    ``sample_weight`` each sample's weight in the objective (default 1).
 
     ``skeleton`` is a complete binary tree in heap order (``odtk.skeletons.tree_skeleton``);
-    ``branching`` is one of ``CHOICES["branching"]``.
+    ``branching`` is one of ``CHOICES["branching"]``; ``min_leaf`` counts rows.
     """
     X = np.asarray(X)
     y = np.asarray(y).astype(int)
@@ -280,10 +302,10 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
         "F0": {i: np.flatnonzero(zeros[i]).tolist() for i in samples},
         "IK": {k: np.flatnonzero(y == k).tolist() for k in range(n_classes)},
         "parent": {t: t // 2 for t in splitting if t > 1},
-        "n": {None: len(samples)},
         "min_leaf": {None: int(min_leaf)},
         "lam": {None: float(lam)},
         "branching": {None: branching},
+        **({} if sample_weight is None else {"weight": dict(enumerate(map(float, sample_weight)))}),
     }}
 
 
@@ -321,9 +343,11 @@ def decode(instance) -> nx.DiGraph:
 
 
 def objective_of(tree: nx.DiGraph, predicted: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph,
-                 lam: float = 0.0, **_) -> float:
-    """Objective (24.1) of a decoded tree whose training predictions are ``predicted``."""
-    correct = int((np.asarray(predicted) == np.asarray(y)).sum())
+                 lam: float = 0.0, sample_weight: np.ndarray | None = None, **_) -> float:
+    """Objective (24.1) of a decoded tree whose training predictions are ``predicted``
+    (correct samples counted, or weighed by ``sample_weight``)."""
+    hits = np.asarray(predicted) == np.asarray(y)
+    correct = int(hits.sum()) if sample_weight is None else float(np.dot(hits, sample_weight))
     splits = sum(1 for _, attrs in tree.nodes(data=True) if "feature" in attrs)
     return (1 - lam) * correct - lam * splits
 
@@ -339,9 +363,9 @@ def warm_start(instance, graph: nx.DiGraph, X: np.ndarray) -> None:
     (l = 0, c = 0), as do leaves no sample reaches. ``X`` is the 0/1 matrix the instance
     was built from.
 
-    (24.2)–(24.3) force a non-empty leaf to predict a majority class of its samples: a
-    leaf whose label is not one is loaded with the majority class instead (the smallest
-    such index), so the loaded objective is then above the tree's ``objective_of``.
+    (24.2)–(24.3) force a non-empty leaf to predict a (weighted) majority class of its
+    samples: a leaf whose label is not one is loaded with the majority class instead (the
+    smallest such index), so the loaded objective is then above the tree's ``objective_of``.
     (24.12) is not checked: with ``min_leaf`` > 1 a leaf holding fewer samples makes the
     start infeasible. Raises ValueError when the tree does not fit the skeleton (deeper
     than the instance, node ids off the heap, a label or feature the instance lacks) or
@@ -365,15 +389,15 @@ def warm_start(instance, graph: nx.DiGraph, X: np.ndarray) -> None:
         members.setdefault(t, []).append(i)
         label[t] = int(graph.nodes[n]["label"])
     for t, samples in members.items():
-        counts = {k: 0 for k in instance.K}
+        counts = {k: 0.0 for k in instance.K}  # (24.5): the weight of each class in leaf t
         for i in samples:
             instance.z[i, t].set_value(1)
-            counts[y[i]] += 1
+            counts[y[i]] += instance.weight[i]
         best = max(counts.values())
         k = label[t] if counts[label[t]] == best else next(k for k in instance.K if counts[k] == best)
         instance.l[t].set_value(1)
         instance.c[t, k].set_value(1)
-        instance.Nt[t].set_value(len(samples))
+        instance.Nt[t].set_value(sum(counts.values()))
         for kk, count in counts.items():
             instance.Nk[t, kk].set_value(count)
-        instance.Lt[t].set_value(len(samples) - best)
+        instance.Lt[t].set_value(sum(counts.values()) - best)

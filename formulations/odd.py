@@ -71,6 +71,13 @@ Options:
 * stability (20): Σ_i (w⁻_iv + w⁺_iv) ≥ S d_v for every internal node v, root included;
   S is ``min_samples`` (a count) or ``min_share`` · n (a share of n, as in the paper's
   Table 2: 0.05n–0.20n).
+* sample weights (odtk's, not the paper's; ``sample_weight``, param ``weight[i]`` = ω_i,
+  default 1): the error term of (18) becomes the weighted error rate
+  (1/Σ_i ω_i) Σ_i ω_i Σ_{v∈C} φ_iv w_iv, which is (18) when every ω_i = 1 and the error
+  rate of the data with sample i repeated ω_i times for integer weights; α keeps its
+  meaning. The paper weighs no sample, so the side constraints keep counting rows:
+  fairness (19) compares counts or rates of rows and stability (20)'s S is a number of rows
+  (``min_share`` · n with n = |I|).
 
 Symbols → Pyomo components:
 
@@ -78,6 +85,7 @@ Symbols → Pyomo components:
     V, V_l, r, C, A           sets V, VL[l], param root, sets C, A (pairs (u, v))
     arcs out of u / into v    indexed sets OUT[u], IN[v]
     x_ij, φ_iv, class of v    params x[i,j], phi[i,v], cls[v]
+    ω_i                       param weight[i] (sample weight, 1 unless given)
     α, ε, M⁻_i, M⁺_i          params alpha, epsilon, big_m_neg[i], big_m_pos[i]
     S1–S3 on or off           param strengthening ('on' | 'off')
     w⁻_iu, w⁺_iu, w_iv        vars w_neg[i,u], w_pos[i,u], w_term[i,v]
@@ -144,6 +152,7 @@ OBJECTIVE = ("training error rate + α × (internal nodes − 1) / (skeleton nod
              "minimised")
 SKELETON = "diagram"
 # numeric hyper-parameters: (lowest, highest, default); choices: (default, *other allowed values)
+SAMPLE_WEIGHT = True  # make_data and objective_of take per-sample weights
 HYPERPARAMETERS = {
     "alpha": (0.0, 1.0, 0.01),
     "epsilon": (1e-7, 0.1, 1e-4),
@@ -174,8 +183,9 @@ def build_model() -> pyo.AbstractModel:
     _sets(m)
     _params(m)
     _variables(m)
-    m.objective = pyo.Objective(rule=_objective, sense=pyo.minimize,
-                                doc="(18) error rate plus α times the share of active non-root nodes")
+    m.objective = pyo.Objective(
+        rule=_objective, sense=pyo.minimize,
+        doc="(18) error rate (weighted by ω) plus α times the share of active non-root nodes")
     _flow_constraints(m)
     _topology_constraints(m)
     _split_constraints(m)
@@ -204,6 +214,8 @@ def _params(m: pyo.AbstractModel) -> None:
     m.root = pyo.Param(within=m.V, doc="root node r")
     m.x = pyo.Param(m.I, m.J, within=pyo.Reals, doc="feature value x_ij")
     m.phi = pyo.Param(m.I, m.C, within=pyo.Binary, doc="φ_iv: 1 if terminal v's class is not y_i")
+    m.weight = pyo.Param(m.I, within=pyo.NonNegativeReals, default=1.0,
+                         doc="ω_i: weight of sample i in (18) (1 unless sample weights are given)")
     m.cls = pyo.Param(m.C, within=pyo.NonNegativeIntegers, doc="class of terminal v")
     m.alpha = pyo.Param(within=pyo.NonNegativeReals, doc="regulariser α on active nodes")
     m.epsilon = pyo.Param(within=pyo.PositiveReals, doc="split strictness ε")
@@ -271,7 +283,9 @@ def _integral_when_strengthened(m, *_):
 
 
 def _objective(m):
-    error = sum(m.phi[i, v] * m.w_term[i, v] for i in m.I for v in m.C) / len(m.I)
+    """(18), its error term weighted: Σ_i ω_i Σ_v φ_iv w_iv / Σ_i ω_i (the error rate when ω = 1)."""
+    total = sum(m.weight[i] for i in m.I)
+    error = sum(m.weight[i] * m.phi[i, v] * m.w_term[i, v] for i in m.I for v in m.C) / total
     non_root = [v for v in m.V if v != pyo.value(m.root)]
     if not non_root:
         return error
@@ -482,12 +496,14 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
               tree: bool = False, domain: str = "box", fairness: str | None = None,
               fairness_form: str = "rates", xi: float | None = None, max_nodes: int | None = None,
               min_samples: int | None = None, min_share: float | None = None,
-              group: np.ndarray | None = None, strengthening: str = "on") -> dict:
+              group: np.ndarray | None = None, strengthening: str = "on",
+              sample_weight: np.ndarray | None = None) -> dict:
     """Pyomo data for ``create_instance``: ``X`` scaled to [0, 1] (n × p), ``y`` in ``0..n_classes-1``.
 
     ``skeleton`` is a layered diagram skeleton (``odtk.skeletons.diagram_skeleton``);
     ``group`` (0/1 per sample: g₁ = the 1s, g₂ = the 0s; or n × 2 0/1 columns g₁, g₂) is
     used only when ``fairness`` is on. S of (20) is ``min_samples`` or ``min_share`` · n.
+    ``sample_weight`` weighs each sample's error in (18) (default 1; a positive total).
     """
     X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=int)
     if n_classes < 2:
@@ -517,7 +533,18 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
         "max_nodes": {None: len(skeleton) if max_nodes is None else int(max_nodes)},
         "min_samples": {None: _stability_bound(len(y), min_samples, min_share)},
         **_fairness_data(y, n_classes, fairness, fairness_form, xi, group),
+        **_weight_data(sample_weight),
     }}
+
+
+def _weight_data(sample_weight: np.ndarray | None) -> dict:
+    """The param ``weight`` when sample weights are given (else its default 1 stands)."""
+    if sample_weight is None:
+        return {}
+    if not np.sum(sample_weight) > 0:
+        raise ValueError("sample_weight must give some sample a positive weight: (18) divides by "
+                         "their total.")
+    return {"weight": dict(enumerate(map(float, sample_weight)))}
 
 
 def _stability_bound(n: int, min_samples: int | None, min_share: float | None) -> float:
@@ -647,12 +674,13 @@ def _clean(value: float) -> float:
 
 
 def objective_of(graph: nx.DiGraph, predicted: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph,
-                 alpha: float = 0.01, **_: Any) -> float:
-    """Objective (18) of a decoded diagram whose training predictions are ``predicted``.
+                 alpha: float = 0.01, sample_weight: np.ndarray | None = None, **_: Any) -> float:
+    """Objective (18) of a decoded diagram whose training predictions are ``predicted``; the
+    error rate is weighted by ``sample_weight`` when given.
 
     The other hyper-parameters do not enter the objective.
     """
-    error = float(np.mean(np.asarray(predicted) != np.asarray(y)))
+    error = float(np.average(np.asarray(predicted) != np.asarray(y), weights=sample_weight))
     non_root = len(skeleton) - 1
     if non_root == 0:
         return error

@@ -346,12 +346,14 @@ def _sample_weight(module: ModuleType, weights: Any, n_rows: int) -> np.ndarray 
     if weights is None:
         return None
     if not getattr(module, "SAMPLE_WEIGHT", False):
-        takers = sorted(key for key, m in FORMULATIONS.items() if getattr(m, "SAMPLE_WEIGHT", False))
+        takers = sorted(key for key, m in {**FORMULATIONS, **ENGINES}.items() if getattr(m, "SAMPLE_WEIGHT", False))
         raise ConfigError(f"Model {module.KEY!r} takes no sample_weight; models that do: {', '.join(takers)}.")
     weights = np.asarray(weights, dtype=float)
     if weights.shape != (n_rows,) or not np.isfinite(weights).all() or (weights < 0).any():
         raise DataError(f"sample_weight must hold one finite, non-negative number per row ({n_rows}); "
                         f"got shape {weights.shape}.")
+    if not weights.sum() > 0:
+        raise DataError("sample_weight must give some row a positive weight; all weights are zero.")
     return weights
 
 
@@ -374,7 +376,7 @@ def _heuristic(problem: _Problem, skeleton: nx.DiGraph, hyper: dict, budget: flo
     """Step 1: the constructive heuristic, verified against its own re-evaluation."""
     found = HEURISTICS[problem.module.KEY](problem.X, problem.y, skeleton.graph["widths"],
                               len(problem.classes), alpha=hyper["alpha"],
-                              time_budget=budget, seed=seed or 0)
+                              time_budget=budget, seed=seed or 0, **problem.weights)
     graph = problem.graph(found.graph)
     objective, _ = problem.score(graph, skeleton, hyper)
     if abs(objective - found.objective) > 1e-9:
@@ -417,8 +419,12 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     ``rate`` with ``min_rate``, ``numeric``, ``feature_selection`` (with ``min_groups`` and
     ``selection_share``), the improvement switches and ``configuration``, one of the paper's
     named sets of them (``"all"``, ``"nothing"``, ``"no-anchor"``, ``"no-relax"``, ``"no-strength"``).
-    ``sample_weight`` (FlowOCT, BendersOCT, BinOCT): a non-negative weight per training row, which
-    multiplies the row's term in the objective (default: 1 each).
+    ``sample_weight`` (the MILPs: FlowOCT, BendersOCT, BinOCT, OCT, ODD, categorical): a
+    non-negative weight per training row, which multiplies the row's term in the objective
+    (default: 1 each; ODD's error rate becomes the weighted error over the total weight); side
+    constraints (OCT's ``min_leaf``, ODD's fairness and stability, the categorical ``min_rate``)
+    keep counting rows; ODD's heuristic weighs its counts too. The CP search takes whole-number
+    weights (a row of weight w counts as w rows, in ``min_support`` too).
     """
     wall = time.perf_counter()
     module = _formulation(model)
@@ -439,7 +445,8 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
         skeleton = "-".join(map(str, shape.graph["widths"]))
     dataset = as_dataset(data, target)
     problem = _Problem(module, dataset, thresholds, max_thresholds, _group_vector(dataset, groups, module),
-                       positive_class, _sample_weight(module, sample_weight, len(dataset.target)), depth, seed)
+                       positive_class, _sample_weight(module, sample_weight, len(dataset.target)),
+                       depth, seed)
     _progress(options, f"{len(problem.y)} rows encoded as {problem.X.shape[1]} {module.FEATURES} columns "
                        f"in {time.perf_counter() - wall:.1f}s")
     steps: dict[str, dict] = {}
@@ -504,8 +511,8 @@ def _search(problem: _Problem, shape: nx.DiGraph, hyper: dict, solver: str,
         backend["oracle"] = solver if get_spec(solver).kind == "sat" else (
             lambda deadline: MilpOracle(solver, options, deadline))
     try:
-        found = module.search(problem.X, problem.y, len(problem.classes),
-                              shape.graph["depth"], time_limit=options.time_limit, **hyper, **backend)
+        found = module.search(problem.X, problem.y, len(problem.classes), shape.graph["depth"],
+                              time_limit=options.time_limit, **hyper, **backend, **problem.weights)
     except sat_inference.InconsistentData as exc:
         i, j = exc.rows
         first, second = problem.classes[problem.y[[i, j]]]

@@ -16,9 +16,11 @@ Beyond ``fit``/``predict``/``score`` they offer scikit-learn's tree surface:
   (all zeros when no test decreases impurity).
 * ``get_depth`` (longest root-to-leaf path) and ``get_n_leaves`` (leaves, or class terminals).
 
-All three pass scikit-learn's ``check_estimator`` except, for :class:`OptimalTreeClassifier`,
-``check_sample_weight_equivalence_on_dense_data``: integer weights and repeated rows give the
-same optimal objective, but equally optimal trees tie and the solver may return another one.
+All three take ``sample_weight`` in ``fit`` and pass scikit-learn's ``check_estimator``; the
+two tree estimators fail ``check_sample_weight_equivalence_on_dense_data`` by design: integer
+weights and repeated rows give the same optimal objective, but equally optimal trees tie and the
+solver may return another one (and quantile thresholds or bins are fitted on the rows,
+unweighted, so repeated rows can move them).
 """
 from __future__ import annotations
 
@@ -223,8 +225,10 @@ class OptimalTreeClassifier(_SolvedClassifier):
     (non-numeric) columns are one-hot encoded. The MILP models start from the better of CART's
     tree and the CP search's (``initial_tree="best"``; ``"cart"``, or ``None`` for no start), so a
     fit stopped by ``time_limit`` returns at least that tree; the searches (``"cp"``,
-    ``"sat-*"``) take no start and ignore it. ``fit`` takes ``sample_weight`` for ``model="flowoct"`` and
-    ``"benders"`` (a weight per sample in the objective); other models raise ConfigError.
+    ``"sat-*"``) take no start and ignore it. ``fit`` takes ``sample_weight`` (a weight per sample in
+    the objective) for the MILP models (``"flowoct"``, ``"benders"``, ``"binoct"``, ``"oct"``;
+    OCT's ``min_leaf`` still counts rows) and whole-number weights for ``"cp"`` (a row of weight
+    w counts as w rows, in ``min_support`` too); the SAT models raise ConfigError.
 
     Fitted attributes: ``classes_``, ``n_features_in_``, ``feature_names_in_`` (for DataFrames
     with string column names), ``feature_importances_``, ``result_`` (:class:`odtk.SolveResult`),
@@ -233,8 +237,10 @@ class OptimalTreeClassifier(_SolvedClassifier):
     ``predict_proba``, ``apply`` and ``feature_importances_``.
 
     Of scikit-learn's ``check_estimator``, ``check_sample_weight_equivalence_on_dense_data``
-    fails by design: weighted and repeated rows reach the same optimum, not always the same
-    one of several optimal trees. ``depth`` ≤ 1 sets the ``poor_score`` tag (two leaves).
+    fails by design: weighted and repeated rows reach the same optimum on the same binarisation,
+    not always the same one of several optimal trees, and the thresholds are fitted on the rows
+    (unweighted quantiles), which repeated rows can move. ``depth`` ≤ 1 sets the ``poor_score``
+    tag (two leaves).
     """
 
     _defaults = {"lam": 0.0, "min_support": 1}  # options only some models take
@@ -289,7 +295,9 @@ class OptimalDiagramClassifier(_SolvedClassifier):
     hyperplanes ``a·x >= b`` (one feature each with ``univariate=True``). ``strategy``
     chooses the heuristic, the MILP, or both (heuristic warm start and cutoff);
     ``verbose=True`` prints the steps and the solver's log. ``groups`` names the column of
-    ``X`` holding two protected groups for ``fairness``.
+    ``X`` holding two protected groups for ``fairness``. ``fit`` takes ``sample_weight``: the
+    heuristic and the MILP minimise the weighted error rate (fairness and stability still count
+    rows).
     Fitted attributes as for :class:`OptimalTreeClassifier`; ``graph_`` is the diagram, whose
     class terminals each predict one class: ``predict_proba`` takes the class frequencies of
     the training samples entering the terminal through the same arc.
@@ -320,9 +328,9 @@ class OptimalDiagramClassifier(_SolvedClassifier):
         self.max_nodes = max_nodes
         self.min_samples = min_samples
 
-    def fit(self, X: Any, y: Any) -> "OptimalDiagramClassifier":
-        """Learn the diagram on ``(X, y)``."""
-        return self._fit(X, y)
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "OptimalDiagramClassifier":
+        """Learn the diagram on ``(X, y)`` (rows weighted by ``sample_weight``)."""
+        return self._fit(X, y, sample_weight)
 
     def _solve(self, frame: pd.DataFrame, y: np.ndarray, sample_weight: np.ndarray | None,
                class_weight: np.ndarray) -> SolveResult:
@@ -333,7 +341,7 @@ class OptimalDiagramClassifier(_SolvedClassifier):
             strategy=self.strategy, heuristic_time=self.heuristic_time, groups=self.groups,
             alpha=self.alpha, epsilon=self.epsilon, univariate=self.univariate,
             fairness=self.fairness, xi=self.xi, max_nodes=self.max_nodes,
-            min_samples=self.min_samples)
+            min_samples=self.min_samples, sample_weight=sample_weight)
 
 
 class CategoricalTreeClassifier(_SolvedClassifier):
@@ -346,7 +354,8 @@ class CategoricalTreeClassifier(_SolvedClassifier):
     columns are cut into ``bins`` quantile bins, kept ordered unless ``numeric="categorical"``.
     ``class_weight`` follows scikit-learn (``None``, ``"balanced"`` or ``{label: weight}``);
     the objective counts correct positives plus C times correct negatives, with C the
-    negative class's weight over the positive class's.
+    negative class's weight over the positive class's. ``fit`` takes ``sample_weight``, which
+    multiplies each row's term in the objective (with ``class_weight``, as in scikit-learn).
     ``rate`` ("sensitivity" or "specificity") with ``min_rate`` maximises one training rate
     subject to a minimum of the other. ``improvements`` passes further model options: the
     paper's switches (``{"anchors": "off"}``), one of its named configurations
@@ -386,9 +395,9 @@ class CategoricalTreeClassifier(_SolvedClassifier):
         tags.classifier_tags.multi_class = False
         return tags
 
-    def fit(self, X: Any, y: Any) -> "CategoricalTreeClassifier":
-        """Learn the tree on ``(X, y)``; ``y`` holds two classes."""
-        return self._fit(X, y)
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "CategoricalTreeClassifier":
+        """Learn the tree on ``(X, y)`` (rows weighted by ``sample_weight``); ``y`` holds two classes."""
+        return self._fit(X, y, sample_weight)
 
     def _class_weight(self, y: np.ndarray) -> np.ndarray:
         target = type_of_target(y, input_name="y", raise_unknown=True)
@@ -400,15 +409,15 @@ class CategoricalTreeClassifier(_SolvedClassifier):
                               f"got {self.class_weight!r}.")
         return compute_class_weight(self.class_weight, classes=self.classes_, y=y)
 
-    def _negative_weight(self, y: np.ndarray, class_weight: np.ndarray) -> float:
+    def _negative_weight(self, y: np.ndarray, class_weight: np.ndarray,
+                         sample_weight: np.ndarray | None) -> float:
         """The objective's C: the negative class's weight over the positive class's."""
         positive = next((k for k, c in enumerate(self.classes_) if self.positive_class is not None
                          and str(c) == str(self.positive_class)), 1)  # else odtk.solve says why
         if class_weight[positive] <= 0:
             raise ConfigError("class_weight must give the positive class a positive weight.")
         ratio = class_weight[1 - positive] / class_weight[positive]
-        # every C above the number of positives ranks trees alike: correct negatives first
-        return float(min(ratio, np.sum(y == self.classes_[positive]) + 1))
+        return float(min(ratio, _lexicographic_bound(y == self.classes_[positive], sample_weight)))
 
     def _solve(self, frame: pd.DataFrame, y: np.ndarray, sample_weight: np.ndarray | None,
                class_weight: np.ndarray) -> SolveResult:
@@ -421,6 +430,14 @@ class CategoricalTreeClassifier(_SolvedClassifier):
             time_limit=self.time_limit, mip_gap=self.mip_gap, threads=self.threads, seed=self.seed,
             log=bool(self.verbose),
             max_thresholds=self.bins - 1, positive_class=self.positive_class,
-            class_weight=self._negative_weight(y, class_weight),
+            class_weight=self._negative_weight(y, class_weight, sample_weight), sample_weight=sample_weight,
             max_card=self.max_card, rate=self.rate, min_rate=self.min_rate, numeric=self.numeric,
             feature_selection=self.feature_selection, **(self.improvements or {}))
+
+
+def _lexicographic_bound(positive: np.ndarray, sample_weight: np.ndarray | None) -> float:
+    """A C beyond which every C ranks trees alike (correct negatives first): the weight of the
+    positives over the least positive weight of a negative, plus 1 (unweighted: positives + 1)."""
+    mass = np.ones(len(positive)) if sample_weight is None else sample_weight
+    negatives = mass[~positive & (mass > 0)]
+    return float(mass[positive].sum() / (negatives.min() if len(negatives) else 1.0) + 1)

@@ -19,7 +19,9 @@ Strategy". Each start builds a diagram layer by layer:
 The first start splits on all features, later ones on a random subset of
 ``feature_fraction`` of them at every split; the best diagram by objective (18),
 misclassified / n + α · (active internal nodes other than the root) / (|V_I| − 1),
-is returned. The result follows the decoded-graph convention of :mod:`odtk.models`.
+is returned. With ``sample_weight`` every count above — class counts of the entropies,
+majorities, errors and n — is a total weight (unit weights give the same diagrams). The result
+follows the decoded-graph convention of :mod:`odtk.models`.
 """
 from __future__ import annotations
 
@@ -43,7 +45,7 @@ class HeuristicResult:
 
     graph: nx.DiGraph
     objective: float
-    misclassified: int
+    misclassified: float  # the misclassified rows' total weight (their count without weights)
     active_nodes: int
     starts: int
     seconds: float
@@ -66,11 +68,13 @@ class _Flow:
 
 def construct_diagram(X: np.ndarray, y: np.ndarray, widths: list[int], n_classes: int, *,
                       alpha: float = 0.01, time_budget: float = 5.0, max_starts: int | None = None,
-                      feature_fraction: float = 0.6, seed: int = 0) -> HeuristicResult:
+                      feature_fraction: float = 0.6, seed: int = 0,
+                      sample_weight: np.ndarray | None = None) -> HeuristicResult:
     """Best diagram of several constructive starts within ``time_budget`` seconds.
 
     ``X`` holds features scaled to [0, 1], ``y`` class indices ``0..n_classes-1`` and
-    ``widths`` the maximum number of internal nodes per layer (root first).
+    ``widths`` the maximum number of internal nodes per layer (root first); ``sample_weight``
+    (non-negative, not all zero) weighs the rows in every count.
     """
     X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=int)
     if X.ndim != 2 or len(X) == 0 or len(X) != len(y):
@@ -79,7 +83,9 @@ def construct_diagram(X: np.ndarray, y: np.ndarray, widths: list[int], n_classes
         raise DataError(f"Labels must be class indices 0..{n_classes - 1}.")
     started = time.perf_counter()
     rng = np.random.default_rng(seed)
-    onehot = np.eye(n_classes)[y]
+    weight = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    onehot = np.eye(n_classes)[y] * weight[:, None]  # each row's weight in its class's column
+    total = onehot.sum()
     n_features = X.shape[1]
     subset_size = max(1, int(n_features * feature_fraction))
     penalty = alpha / max(sum(widths) - 1, 1)
@@ -89,15 +95,15 @@ def construct_diagram(X: np.ndarray, y: np.ndarray, widths: list[int], n_classes
             starts == 0 or time.perf_counter() - started < time_budget):
         subset = None if starts == 0 else subset_size
         nodes = _construct(X, y, onehot, widths, subset, rng)
-        _prune(nodes, y, n_classes, len(widths), penalty * len(y))
-        value = _misclassified(nodes, y) / len(y) + penalty * max(len(nodes) - 1, 0)
+        _prune(nodes, onehot, len(widths), penalty * total)
+        value = _misclassified(nodes, onehot) / total + penalty * max(len(nodes) - 1, 0)
         if best is None or value < best[0]:
             best = value, nodes
         starts += 1
     value, nodes = best
-    graph = _to_graph(nodes, y, n_features, n_classes, len(widths))
+    graph = _to_graph(nodes, onehot, n_features, len(widths))
     internal = sum(1 for _, attrs in graph.nodes(data=True) if "label" not in attrs)
-    return HeuristicResult(graph, value, _misclassified(nodes, y), internal, starts,
+    return HeuristicResult(graph, value, _misclassified(nodes, onehot), internal, starts,
                            time.perf_counter() - started)
 
 
@@ -133,10 +139,10 @@ def _construct(X: np.ndarray, y: np.ndarray, onehot: np.ndarray, widths: list[in
                 else:
                     following.append(_Flow([(node_id, outcome)], part))
         for flow in to_leaves:
-            _connect(nodes, flow.arcs, ("leaf", _majority(y[flow.samples], onehot.shape[1])))
+            _connect(nodes, flow.arcs, ("leaf", _majority(onehot, flow.samples)))
         flows = following
     for flow in flows:  # leaving the last internal layer
-        _connect(nodes, flow.arcs, ("leaf", _majority(y[flow.samples], onehot.shape[1])))
+        _connect(nodes, flow.arcs, ("leaf", _majority(onehot, flow.samples)))
     return nodes
 
 
@@ -191,8 +197,7 @@ def _fit_width(flows: list[_Flow], width: int, onehot: np.ndarray) -> tuple[list
     return flows, to_leaves
 
 
-def _prune(nodes: dict[int, _Node], y: np.ndarray, n_classes: int, n_layers: int,
-           node_cost: float) -> None:
+def _prune(nodes: dict[int, _Node], onehot: np.ndarray, n_layers: int, node_cost: float) -> None:
     """Bottom up, drop nodes feeding only terminals when that costs at most ``node_cost`` errors.
 
     A root whose two arcs reach the same terminal buys nothing and is dropped too.
@@ -200,34 +205,34 @@ def _prune(nodes: dict[int, _Node], y: np.ndarray, n_classes: int, n_layers: int
     for layer in range(n_layers - 1, 0, -1):
         for v in [v for v, node in nodes.items() if node.layer == layer]:
             if all(kind == "leaf" for kind, _ in nodes[v].arcs.values()):
-                _prune_node(nodes, v, y, n_classes, node_cost)
+                _prune_node(nodes, v, onehot, node_cost)
     if nodes and nodes[0].arcs[True] == nodes[0].arcs[False]:
         nodes.clear()
 
 
-def _prune_node(nodes: dict[int, _Node], v: int, y: np.ndarray, n_classes: int, node_cost: float) -> None:
+def _prune_node(nodes: dict[int, _Node], v: int, onehot: np.ndarray, node_cost: float) -> None:
     """Send every flow into ``v`` to its majority-class terminal if that costs ≤ ``node_cost`` errors."""
     incoming = [(u, o) for u, node in nodes.items() for o, t in node.arcs.items() if t == ("node", v)]
-    flows = {(u, o): y[nodes[u].flows[o]] for u, o in incoming}
-    labels = {arc: _majority(flow, n_classes) for arc, flow in flows.items()}
-    errors_now = sum(np.count_nonzero(y[nodes[v].flows[o]] != k) for o, (_, k) in nodes[v].arcs.items())
-    errors_after = sum(np.count_nonzero(flow != labels[arc]) for arc, flow in flows.items())
+    flows = {(u, o): nodes[u].flows[o] for u, o in incoming}
+    labels = {arc: _majority(onehot, flow) for arc, flow in flows.items()}
+    errors_now = sum(_errors(onehot, nodes[v].flows[o], k) for o, (_, k) in nodes[v].arcs.items())
+    errors_after = sum(_errors(onehot, flow, labels[arc]) for arc, flow in flows.items())
     if errors_after - errors_now <= node_cost:
         for (u, o), label in labels.items():
             nodes[u].arcs[o] = ("leaf", label)
         del nodes[v]
 
 
-def _misclassified(nodes: dict[int, _Node], y: np.ndarray) -> int:
+def _misclassified(nodes: dict[int, _Node], onehot: np.ndarray) -> float:
     """Training errors of the diagram (of the majority class alone when it has no node)."""
     if not nodes:
-        return int(len(y) - np.bincount(y).max())
-    return int(sum(np.count_nonzero(y[node.flows[o]] != k)
-                   for node in nodes.values() for o, (kind, k) in node.arcs.items() if kind == "leaf"))
+        every_row = np.arange(len(onehot))
+        return _errors(onehot, every_row, _majority(onehot, every_row))
+    return sum(_errors(onehot, node.flows[o], k)
+               for node in nodes.values() for o, (kind, k) in node.arcs.items() if kind == "leaf")
 
 
-def _to_graph(nodes: dict[int, _Node], y: np.ndarray, n_features: int, n_classes: int,
-              n_layers: int) -> nx.DiGraph:
+def _to_graph(nodes: dict[int, _Node], onehot: np.ndarray, n_features: int, n_layers: int) -> nx.DiGraph:
     """Decoded graph: internal ids 0..m-1 layer by layer, the terminal of class k is m + k.
 
     Splits are one-hot hyperplanes: ``x_j >= t`` follows the ``outcome=True`` arc. With no
@@ -238,8 +243,9 @@ def _to_graph(nodes: dict[int, _Node], y: np.ndarray, n_features: int, n_classes
     new_id = {v: i for i, v in enumerate(order)}
     m = len(order)
     graph = nx.DiGraph()
+    n_classes = onehot.shape[1]
     if not nodes:
-        label = _majority(y, n_classes)
+        label = _majority(onehot, np.arange(len(onehot)))
         graph.add_node(0, layer=0, weights=[0.0] * n_features, threshold=0.0)
         for outcome, k in ((True, label), (False, (label + 1) % n_classes)):
             graph.add_node(1 + k, label=k, layer=n_layers)
@@ -273,8 +279,15 @@ def _xlogx(values: np.ndarray) -> np.ndarray:
     return values * np.log(np.where(values > 0, values, 1))
 
 
-def _majority(labels: np.ndarray, n_classes: int) -> int:
-    return int(np.bincount(labels, minlength=n_classes).argmax())
+def _majority(onehot: np.ndarray, samples: np.ndarray) -> int:
+    """The class of greatest weight among ``samples`` (the first of a tie)."""
+    return int(onehot[samples].sum(axis=0).argmax())
+
+
+def _errors(onehot: np.ndarray, samples: np.ndarray, label: int) -> float:
+    """The weight of the ``samples`` whose class is not ``label``."""
+    counts = onehot[samples].sum(axis=0)
+    return float(counts.sum() - counts[label])
 
 
 def _is_pure(labels: np.ndarray) -> bool:

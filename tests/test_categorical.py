@@ -646,3 +646,45 @@ def test_paper_script_prints_the_paper_value_beside_odtk(monkeypatch, capsys):
         assert line.split()[0] == str(table) and "bc" in line
         head, _, odtk_value = line.partition(paper)
         assert head and re.fullmatch(measured, odtk_value.strip()), line
+
+
+# --------------------------------------------------------------------------- sample weights
+def repeated(instance: Instance, counts: np.ndarray) -> Instance:
+    """``instance`` with row i repeated ``counts[i]`` ≥ 1 times (the same values, so the same encoding)."""
+    return make_instance(np.repeat(instance.values, counts, axis=0), np.repeat(instance.positive, counts),
+                         instance.ordinal)
+
+
+@pytest.mark.parametrize("seed,class_weight", [(0, 1.0), (3, 2.5)])
+def test_integer_weights_reach_the_optimum_of_repeated_rows(seed, class_weight):
+    instance = random_case(seed)
+    counts = np.random.default_rng(seed).integers(1, 4, len(instance.positive))
+    result = solve(instance, class_weight=class_weight, sample_weight=counts)
+    assert result.objective == pytest.approx(oracle(repeated(instance, counts), class_weight=class_weight))
+    predicted, truth = result.model.predict(instance.features), instance.frame["y"].to_numpy()
+    correct = (predicted == truth) * counts
+    expected = correct[truth == POS].sum() + class_weight * correct[truth == NEG].sum()
+    assert result.objective == pytest.approx(expected)
+
+
+def test_a_weighted_rate_weighs_its_class_and_min_rate_counts_rows():
+    """Sensitivity weighted by integer weights on the positives is that of the positives repeated;
+    (15) counts negative rows, so their weights change nothing."""
+    instance, min_rate = random_case(2), 0.8
+    rng = np.random.default_rng(2)
+    positive = instance.positive
+    counts = np.where(positive, rng.integers(1, 4, len(positive)), 1)
+    n_neg = int((~positive).sum())
+    rows = repeated(instance, counts)
+    frontier = rate_frontier(rows.values, rows.positive, D2, rows.n_values, rows.ordinal)
+    best = max(tp for tp, tn in frontier if tn >= math.ceil(min_rate * n_neg)) / counts[positive].sum()
+    for weight in (counts, np.where(positive, counts, rng.uniform(0.2, 3, len(positive)))):
+        result = solve(instance, rate="sensitivity", min_rate=min_rate, sample_weight=weight)
+        predicted = result.model.predict(instance.features)
+        assert result.objective == pytest.approx(best)
+        sensitivity = weight[positive] @ (predicted[positive] == POS) / weight[positive].sum()
+        assert result.objective == pytest.approx(sensitivity)
+        assert (predicted[~positive] == NEG).sum() >= math.ceil(min_rate * n_neg)
+    with pytest.raises(ConfigError, match="gives that class no weight"):
+        odtk.solve("categorical", instance.dataset, skeleton="depth-2", positive_class=POS, rate="sensitivity",
+                   min_rate=min_rate, sample_weight=np.where(positive, 0.0, 1.0))

@@ -14,6 +14,7 @@ from odtk.cli import main
 from odtk.datasets import load_dataset
 from odtk.engines import cp_search
 from odtk.estimators import OptimalTreeClassifier
+from odtk.exceptions import ConfigError
 from odtk.models import nested_tree
 from odtk.solvers import solver_status
 
@@ -217,3 +218,19 @@ def test_bad_options_are_one_line_errors(arguments, message):
     out = CliRunner().invoke(main, ["solve", "--model", "cp", "--dataset", "binary/vote",
                                     "--depth", "2", *arguments])
     assert out.exit_code == 1 and message in out.output and "Traceback" not in out.output
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_whole_number_weights_count_as_repeated_rows(seed):
+    X, y = _random_data(seed, rows=14, features=4)
+    weight = np.random.default_rng(seed).integers(0, 4, len(y))
+    result = odtk.solve("cp", (X, y), depth=2, sample_weight=weight)
+    assert result.optimal
+    assert result.objective == min_error(np.repeat(X, weight, axis=0), np.repeat(y, weight), 2, 2, 1)
+    assert result.objective == np.dot(result.model.predict(pd.DataFrame(X).add_prefix("x")) != y, weight)
+
+
+def test_fractional_weights_are_refused_by_the_search():
+    X, y = _random_data(1, rows=10)
+    with pytest.raises(ConfigError, match="whole-number sample weights"):
+        odtk.solve("cp", (X, y), depth=1, sample_weight=np.full(10, 0.5))

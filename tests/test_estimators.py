@@ -26,8 +26,11 @@ CHECKED = [
 ]
 TIES = ("equally optimal trees tie, and which one the solver returns depends on the rows it is given: "
         "weights and repeated rows give the same optimal objective, not always the same tree")
+BINS = (f"{TIES}; and the quantile thresholds (bins) are fitted on the rows, unweighted, so repeated "
+        "rows can move them")
 EXPECTED_FAILED_CHECKS = {
-    OptimalTreeClassifier: {"check_sample_weight_equivalence_on_dense_data": TIES},
+    OptimalTreeClassifier: {"check_sample_weight_equivalence_on_dense_data": BINS},
+    CategoricalTreeClassifier: {"check_sample_weight_equivalence_on_dense_data": BINS},
 }
 
 
@@ -158,7 +161,7 @@ def test_predict_proba_of_an_empty_leaf_is_its_class():
     assert clf.get_depth() == 1 and clf.get_n_leaves() == 2 and clf.feature_importances_.tolist() == [1.0]
 
 
-@pytest.mark.parametrize("model", ["flowoct", "benders", "binoct"])
+@pytest.mark.parametrize("model", ["flowoct", "benders", "binoct", "oct"])
 def test_sample_weight_is_optimal_by_enumeration(model):
     rng = np.random.default_rng(11)
     X = rng.integers(0, 2, (24, 4))
@@ -178,10 +181,37 @@ def test_integer_weights_equal_repeated_rows_and_other_models_refuse_weights():
     weighted = OptimalTreeClassifier(depth=2).fit(X, y, sample_weight=counts)
     repeated = OptimalTreeClassifier(depth=2).fit(np.repeat(X, counts, 0), np.repeat(y, counts))
     assert weighted.result_.objective == pytest.approx(repeated.result_.objective)
-    with pytest.raises(ConfigError, match="takes no sample_weight; models that do: benders, binoct, flowoct"):
-        OptimalTreeClassifier(model="oct", depth=1).fit(X, y, sample_weight=counts)
+    with pytest.raises(ConfigError, match="Model 'sat' takes no sample_weight; models that do: "
+                                          "benders, binoct, categorical, cp, flowoct, oct, odd"):
+        OptimalTreeClassifier(model="sat-depth", depth=1).fit(X, y, sample_weight=counts)
     with pytest.raises(ValueError, match="Negative values in data passed to `sample_weight`"):
         OptimalTreeClassifier(depth=1).fit(X, y, sample_weight=-np.ones(20))
+
+
+def test_diagram_integer_weights_reach_the_optimum_of_repeated_rows():
+    rng = np.random.default_rng(8)
+    X, y = rng.integers(0, 5, (12, 2)) / 4, rng.integers(0, 2, 12)
+    counts = rng.integers(0, 4, 12)
+    clf = OptimalDiagramClassifier(skeleton="1-2", univariate=True, heuristic_time=0.1, time_limit=60)
+    weighted = clf.fit(X, y, sample_weight=counts).result_
+    internal = sum("label" not in attrs for _, attrs in clf.graph_.graph.nodes(data=True))
+    error = counts @ (clf.predict(X) != y) / counts.sum()
+    assert weighted.objective == pytest.approx(error + 0.01 * (internal - 1) / 2)
+    repeated = clone(clf).fit(np.repeat(X, counts, 0), np.repeat(y, counts)).result_
+    assert weighted.termination == repeated.termination == "optimal"
+    assert weighted.objective == pytest.approx(repeated.objective, abs=1e-6)
+
+
+def test_categorical_integer_weights_reach_the_optimum_of_repeated_rows(mixed_frame):
+    X, y = mixed_frame
+    X = X.assign(age=X["age"] // 15)  # four values, a bin each: repeated rows keep the bins
+    counts = np.random.default_rng(9).integers(1, 4, len(y))
+    clf = CategoricalTreeClassifier(positive_class="yes", class_weight={"no": 2, "yes": 1}, bins=3)
+    weighted = clf.fit(X, y, sample_weight=counts).result_
+    correct = (clf.predict(X) == y) * counts
+    assert weighted.objective == pytest.approx(correct[y == "yes"].sum() + 2 * correct[y == "no"].sum())
+    repeated = clone(clf).fit(X.loc[X.index.repeat(counts)], np.repeat(y, counts)).result_
+    assert weighted.objective == pytest.approx(repeated.objective)
 
 
 def test_categorical_class_weight_follows_scikit_learn(mixed_frame):
@@ -192,6 +222,12 @@ def test_categorical_class_weight_follows_scikit_learn(mixed_frame):
     negatives = CategoricalTreeClassifier(class_weight={"no": 1e9, "yes": 1}, bins=3).fit(X, y)
     assert negatives.result_.hyperparameters["class_weight"] == counts["yes"] + 1  # lexicographic
     assert (negatives.predict(X)[y == "no"] == "no").all()
+    weight = np.random.default_rng(1).uniform(0.5, 2, len(y))  # lexicographic from Σ_+ ω / min_− ω + 1
+    weighted = CategoricalTreeClassifier(class_weight={"no": 1e9, "yes": 1}, bins=3)
+    weighted.fit(X, y, sample_weight=weight)
+    assert weighted.result_.hyperparameters["class_weight"] == pytest.approx(
+        weight[y == "yes"].sum() / weight[y == "no"].min() + 1)
+    assert (weighted.predict(X)[y == "no"] == "no").all()
     with pytest.raises(ConfigError, match="class_weight must be None, 'balanced' or a dict"):
         CategoricalTreeClassifier(class_weight=2.0).fit(X, y)
 

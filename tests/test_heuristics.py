@@ -56,6 +56,23 @@ def test_objective_matches_reevaluation(data, skeleton):
     assert result.starts == 5
 
 
+def test_sample_weights_weigh_every_count(data):
+    X, y, k = data
+    widths = [1, 2, 4]
+    unweighted = construct_diagram(X, y, widths, k, alpha=0.05, max_starts=3, seed=1)
+    ones = construct_diagram(X, y, widths, k, alpha=0.05, max_starts=3, seed=1, sample_weight=np.ones(len(y)))
+    assert nx.utils.graphs_equal(unweighted.graph, ones.graph) and ones.objective == unweighted.objective
+    weight = np.random.default_rng(0).uniform(0, 3, len(y))
+    weighted = construct_diagram(X, y, widths, k, alpha=0.05, max_starts=3, seed=1, sample_weight=weight)
+    wrong = _decision_graph(weighted.graph, X, k).predict_index(X) != y
+    assert weighted.misclassified == pytest.approx(weight @ wrong)
+    active = len(_internal(weighted.graph))
+    assert weighted.objective == pytest.approx(weight @ wrong / weight.sum() + 0.05 * (active - 1) / 6)
+    heavy = np.where(y == 0, 1000.0, 1.0)  # class 0 outweighs all others: no row of it misclassified
+    first = construct_diagram(X, y, [1, 2], k, alpha=0.0, max_starts=1, sample_weight=heavy)
+    assert not (_decision_graph(first.graph, X, k).predict_index(X) != y)[y == 0].any()
+
+
 @pytest.mark.parametrize("skeleton", SKELETONS)
 def test_structure_follows_skeleton(data, skeleton):
     X, y, k = data

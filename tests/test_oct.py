@@ -15,7 +15,7 @@ from odtk.models import DecisionGraph, sklearn_tree
 from odtk.skeletons import tree_skeleton
 from odtk.solvers import SolverOptions, solve_instance
 
-from brute_force import best_objective
+from brute_force import all_trees, best_objective
 from feasibility import assert_feasible
 
 # (seed, samples, features, classes, depth, λ): small enough for the free Gurobi/CPLEX licences
@@ -325,3 +325,42 @@ def test_warm_start_rejects_trees_that_do_not_fit():
             oct.warm_start(instance, tree, X)
     with pytest.raises(ValueError, match="shape"):
         oct.warm_start(instance, stray.subgraph([1]).copy(), X[:, :2])
+
+
+# --------------------------------------------------------------------------- sample weights
+def test_sample_weight_optimum_equals_enumeration_and_the_decoded_tree():
+    X, y = _random(7, 14, 3, 2)
+    weight = np.random.default_rng(7).uniform(0, 3, 14)
+    lam = 0.1
+    instance, outcome = _solve(oct, X, y, 2, 2, lam=lam, sample_weight=weight)
+    assert outcome.termination == "optimal"
+    best = max((1 - lam) * float(weight @ (predicted == y)) - lam * splits
+               for predicted, splits, _ in all_trees(X, 2, 2))
+    assert outcome.objective == pytest.approx(best, abs=1e-6)
+    graph = oct.decode(instance)
+    decoded = oct.objective_of(graph, _predict(graph, X, 2), y, tree_skeleton(2), lam=lam,
+                               sample_weight=weight)
+    assert decoded == pytest.approx(outcome.objective, abs=1e-6)  # odtk's self-check, weighted
+
+
+def test_min_leaf_counts_rows_not_weight():
+    """Row 3 (weight 5) alone in a leaf meets N_min = 2 by weight but not by rows: no split."""
+    X, y, weight = np.array([[0], [0], [0], [1]]), np.array([0, 0, 0, 1]), np.array([1.0, 1, 1, 5])
+    instance, outcome = _solve(oct, X, y, 2, 1, min_leaf=2, sample_weight=weight)
+    assert outcome.objective == pytest.approx(5)  # one leaf predicting class 1
+    assert dict(oct.decode(instance).nodes(data=True)) == {1: {"label": 1}}
+    _, free = _solve(oct, X, y, 2, 1, sample_weight=weight)
+    assert free.objective == pytest.approx(8)
+
+
+@pytest.mark.parametrize("branching", oct.CHOICES["branching"])
+def test_warm_start_loads_weighted_counts(branching):
+    X, y = _warm_data(3, 12, 3, 2)
+    weight = np.random.default_rng(3).integers(0, 4, 12).astype(float)
+    cart = sklearn_tree(DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y, sample_weight=weight))
+    instance = _instance(X, y, 2, 2, lam=0.1, branching=branching, sample_weight=weight)
+    oct.warm_start(instance, cart, X)
+    assert_feasible(instance)
+    expected = oct.objective_of(cart, _predict(cart, X, 2), y, tree_skeleton(2), lam=0.1,
+                                sample_weight=weight)
+    assert pyo.value(instance.objective) == pytest.approx(expected, abs=1e-6)  # CART's: weighted majorities

@@ -454,3 +454,54 @@ def test_a_heuristic_start_is_feasible_in_the_strengthened_model():
     assert pyo.value(instance.objective) == pytest.approx(found.objective)
     inactive = [u for u in instance.V if pyo.value(instance.d[u]) < 0.5]
     assert all(pyo.value(instance.e[u, j]) == 0 for u in inactive for j in instance.J)
+
+
+# --------------------------------------------------------------------------- sample weights
+@pytest.mark.parametrize("seed", [0, 1])
+def test_weighted_tree_mode_reaches_the_weighted_error_of_every_depth_2_tree(seed):
+    """At α = 0 the univariate tree-mode optimum is the least weighted error rate of the
+    depth-2 trees on 0/1 features, found by enumeration."""
+    X, y = _binary(seed, n=14)
+    weight = np.random.default_rng(seed).uniform(0, 3, len(y))
+    instance, outcome = _solve(X, y, "1-2", univariate=True, tree=True, sample_weight=weight)
+    assert outcome.termination == "optimal"
+    best = min(float(weight @ (predicted != y)) for predicted, _, _ in all_trees(X.astype(int), 2, 2))
+    assert outcome.objective == pytest.approx(best / weight.sum(), abs=1e-6)
+    graph = odd.decode(instance)
+    assert odd.objective_of(graph, _predict(graph, X), y, diagram_skeleton("1-2"),
+                            alpha=0.0, sample_weight=weight) == pytest.approx(outcome.objective, abs=1e-6)
+
+
+def test_weighted_objective_scales_alpha_as_the_unweighted_one():
+    """Unit weights give the paper's (18); weights scaled by a constant give the same optimum."""
+    X, y = _scaled(6, n=10)
+    _, plain = _solve(X, y, "1-2", alpha=0.2, univariate=True)
+    _, ones = _solve(X, y, "1-2", alpha=0.2, univariate=True, sample_weight=np.ones(len(y)))
+    _, scaled = _solve(X, y, "1-2", alpha=0.2, univariate=True, sample_weight=np.full(len(y), 7.5))
+    assert plain.objective == pytest.approx(ones.objective, abs=1e-9)
+    assert plain.objective == pytest.approx(scaled.objective, abs=1e-6)
+    with pytest.raises(ValueError, match="positive weight"):
+        odd.make_data(X, y, diagram_skeleton("1-2"), 2, sample_weight=np.zeros(len(y)))
+
+
+def test_side_constraints_count_rows_whatever_the_weights():
+    """Fairness (19) and stability (20) build the same rows with and without sample weights."""
+    X, y, group = _fair_data()
+    weight = np.random.default_rng(0).uniform(0.5, 3, len(y))
+    side = {"fairness": "demographic_parity", "xi": 0.8, "group": group, "min_samples": 4}
+    plain, weighted = (_instance(X, y, "1-2", **side, **extra) for extra in ({}, {"sample_weight": weight}))
+    for name in ("fairness", "stability"):
+        rows = [str(getattr(model, name)[index].expr) for model in (plain, weighted)
+                for index in getattr(model, name)]
+        assert rows[:len(rows) // 2] == rows[len(rows) // 2:], name
+    assert str(plain.objective.expr) != str(weighted.objective.expr)
+
+
+def test_stability_counts_rows_not_weight():
+    """The middle row (weight 5) needs a second node holding 2 rows, of weight 6: S = 3 rows forbids it."""
+    X, y, weight = np.array([[0.0], [0.5], [1.0]]), np.array([0, 1, 0]), np.array([1.0, 5.0, 1.0])
+    _, free = _solve(X, y, "1-2", alpha=0.01, univariate=True, sample_weight=weight)
+    assert free.objective == pytest.approx(0.01 / 2)  # no error, one non-root node
+    instance, stable = _solve(X, y, "1-2", alpha=0.01, univariate=True, sample_weight=weight, min_samples=3)
+    assert stable.objective == pytest.approx(1 / 7)  # the root alone misclassifies a row of weight 1
+    assert [v for v, a in odd.decode(instance).nodes(data=True) if "label" not in a] == [0]

@@ -446,3 +446,38 @@ def test_a_heuristic_diagram_meeting_the_side_constraints_starts_the_milp():
     assert loose.steps["heuristic"]["warm_start"] is True
     assert loose.objective == pytest.approx(_unconstrained_checkerboard().objective, abs=1e-6)
     assert "the MILP's start" in loose.summary()
+
+
+# --------------------------------------------------------------------------- sample weights
+def _weighted_18(result, frame: pd.DataFrame, y: np.ndarray, weight: np.ndarray, widths: list[int],
+                 alpha: float) -> float:
+    """(18) with the weighted error rate, from the model's own predictions."""
+    wrong = result.model.predict(frame).astype(int) != y
+    nodes = alpha * max(len(_internal(result)) - 1, 0) / (sum(widths) - 1)
+    return float(weight @ wrong) / weight.sum() + nodes
+
+
+def test_integer_weights_reach_the_optimum_of_repeated_rows():
+    frame, y = _noisy()
+    counts = np.random.default_rng(2).integers(0, 4, len(y))
+    weighted = odtk.solve("odd", (frame, y), strategy="milp", sample_weight=counts, **NOISY)
+    repeated = odtk.solve("odd", (frame.loc[frame.index.repeat(counts)], np.repeat(y, counts)),
+                          strategy="milp", **NOISY)
+    assert weighted.termination == repeated.termination == "optimal"
+    assert weighted.objective == pytest.approx(repeated.objective, abs=1e-6)
+    assert weighted.objective == pytest.approx(_weighted_18(weighted, frame, y, counts, [1, 2, 2], 0.01))
+
+
+def test_the_heuristic_weighs_rows_and_starts_the_weighted_milp():
+    frame, y = _noisy()
+    weight = np.random.default_rng(5).uniform(0, 2, len(y))
+    one_start = {**NOISY, "heuristic_time": 1e-6}  # the first start only: the same diagram every run
+    start = odtk.solve("odd", (frame, y), strategy="heuristic", sample_weight=weight, **one_start)
+    both = odtk.solve("odd", (frame, y), strategy="both", sample_weight=weight, **one_start)
+    milp = odtk.solve("odd", (frame, y), strategy="milp", sample_weight=weight, **NOISY)
+    assert start.objective == pytest.approx(_weighted_18(start, frame, y, weight, [1, 2, 2], 0.01))
+    assert both.steps["heuristic"]["objective"] == pytest.approx(start.objective)
+    assert both.objective == pytest.approx(milp.objective, abs=1e-6) and both.objective <= start.objective
+    assert both.objective == pytest.approx(_weighted_18(both, frame, y, weight, [1, 2, 2], 0.01))
+    with pytest.raises(DataError, match="all weights are zero"):
+        odtk.solve("odd", (frame, y), strategy="milp", sample_weight=np.zeros(len(y)), **NOISY)

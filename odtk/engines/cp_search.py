@@ -49,6 +49,8 @@ HYPERPARAMETERS = {"min_support": (1, 1_000_000_000, 1)}
 CHOICES = {"counting_depth": (2, 1, 0), "cache": (True, False), "bounds": (True, False)}
 SIDE_CONSTRAINTS = ("min_support",)
 SOLVER = "odtk-search"
+SAMPLE_WEIGHT = True  # whole-number weights: a row of weight w counts as w rows (search, objective_of)
+MAX_WEIGHTED_ROWS = 10_000_000  # the rows the search sees, weights expanded
 
 MAX_DEPTH = 20  # the tree is built in heap order: 2^(depth + 1) slots
 Tree = tuple  # ("leaf", class) or (feature, tree for x_f = 0, tree for x_f = 1)
@@ -77,11 +79,14 @@ class SearchOutcome:
 
 def search(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int, min_support: int = 1,
            counting_depth: int = 2, time_limit: float | None = None, cache: bool = True,
-           bounds: bool = True) -> SearchOutcome:
+           bounds: bool = True, sample_weight: np.ndarray | None = None) -> SearchOutcome:
     """The minimum-error tree of depth ≤ ``depth`` with ≥ ``min_support`` samples per leaf;
-    ``cache`` and ``bounds`` switch the cache and the bounds off for ablations."""
-    from odtk.engines import cp_kernels  # numba's import and compilation wait until a search
+    ``cache`` and ``bounds`` switch the cache and the bounds off for ablations. Whole-number
+    ``sample_weight``: a row of weight w counts as w rows, in the errors and in ``min_support``."""
+    from . import cp_kernels  # numba's import and compilation wait until a search
 
+    if sample_weight is not None:
+        X, y = _repeated(X, y, sample_weight)
     if len(y) < min_support:
         raise InvalidOptions(f"min_support={min_support} exceeds the {len(y)} training samples; "
                              "lower it.")
@@ -98,6 +103,19 @@ def search(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int, min_support
     status = "optimal" if lower_bound >= error else "time_limit"
     return SearchOutcome(_nested(features, labels, 1), int(error), lower_bound, status,
                          data.search_nodes, int(cache_size) if cache else 0, time.perf_counter() - start)
+
+
+def _repeated(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row repeated as often as its whole-number weight (the search counts rows)."""
+    counts = np.asarray(sample_weight, dtype=float)
+    if not np.array_equal(counts, np.round(counts)):
+        raise InvalidOptions("The CP search takes whole-number sample weights (a row of weight w counts "
+                             "as w rows); round or rescale them, or use a MILP model.")
+    if counts.sum() > MAX_WEIGHTED_ROWS:
+        raise InvalidOptions(f"The sample weights add up to {counts.sum():.0f} rows, more than the CP "
+                             f"search's {MAX_WEIGHTED_ROWS:,}; divide them by a common factor.")
+    counts = counts.astype(np.int64)
+    return np.repeat(np.asarray(X), counts, axis=0), np.repeat(np.asarray(y), counts)
 
 
 def _nested(features: np.ndarray, labels: np.ndarray, node: int) -> Tree:
@@ -117,6 +135,8 @@ def conflict_bound(X: np.ndarray, y: np.ndarray) -> int:
 
 
 def objective_of(tree: nx.DiGraph, predicted: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph,
-                 **hyperparameters) -> float:
-    """Training misclassifications of a decoded tree whose predictions are ``predicted``."""
-    return float(np.sum(np.asarray(predicted) != np.asarray(y)))
+                 sample_weight: np.ndarray | None = None, **hyperparameters) -> float:
+    """Training misclassifications (their total weight) of a decoded tree whose predictions
+    are ``predicted``."""
+    wrong = np.asarray(predicted) != np.asarray(y)
+    return float(wrong.sum() if sample_weight is None else np.dot(wrong, sample_weight))
