@@ -41,6 +41,12 @@ class OdtkGroup(click.Group):
             where = exc.ctx.command_path if exc.ctx else ctx.command_path
             click.echo(f"odtk: error: {exc.format_message()} (see '{where} --help')", err=True)
             sys.exit(exc.exit_code)
+        except MemoryError:
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            click.echo("odtk: error: out of memory; make the problem smaller (fewer rows, columns, thresholds "
+                       "or nodes) or run it on a machine with more memory.", err=True)
+            sys.exit(1)
         except KeyboardInterrupt:
             click.echo("odtk: interrupted", err=True)
             sys.exit(130)

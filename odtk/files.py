@@ -30,20 +30,22 @@ def read_regular(path: str | os.PathLike, kind: str) -> bytes:
     limit = LIMITS[kind]
     descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(descriptor, "rb") as stream:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file (a device, pipe or folder)")
+        _within(info.st_size, limit)  # refused at once, not after reading the first ``limit`` bytes
         data = stream.read(limit + 1)
-    _within(data, limit)
+    _within(len(data), limit)
     if data.startswith(GZIP_MAGIC):  # a gzip file: its content, within the same cap
         try:
             with gzip.GzipFile(fileobj=io.BytesIO(data)) as unpacked:
                 data = unpacked.read(limit + 1)
         except (OSError, EOFError, zlib.error) as exc:
             raise OSError(errno.EINVAL, f"a damaged gzip file ({exc})") from None
-        _within(data, limit)
+        _within(len(data), limit)
     return data
 
 
-def _within(data: bytes, limit: int) -> None:
-    if len(data) > limit:
+def _within(size: int, limit: int) -> None:
+    if size > limit:
         raise OSError(errno.EFBIG, f"larger than the {limit // MEGABYTE} MB odtk reads for such a file")

@@ -37,6 +37,7 @@ from odtk.files import read_regular
 Unscale = tuple[np.ndarray, np.ndarray]  # per encoded column: x_scaled = (x - offset) / scale
 FILE_FORMAT = "odtk-model"
 FILE_VERSION = 1
+MAX_NODES = 2**18  # read from a model file at most: a tree of depth 12, the deepest odtk learns, has 8,191
 
 
 class DecisionGraph:
@@ -202,7 +203,7 @@ class DecisionGraph:
         out = ["digraph odtk {", "  node [shape=box];"]
         for node, attrs in self.graph.nodes(data=True):
             text = (f"predict {self.class_names[attrs['label']]}" if "label" in attrs
-                    else f"{self.test_text(node, encoder)} ?").replace('"', '\\"')
+                    else f"{self.test_text(node, encoder)} ?").replace("\\", "\\\\").replace('"', '\\"')
             if counts:
                 text += f"\\n{counts[node]} samples, {100 * counts[node] / max(counts[self.root], 1):.1f}%"
             out.append(f'  n{node} [label="{text}"];')
@@ -223,6 +224,9 @@ class DecisionGraph:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "DecisionGraph":
+        if len(data["nodes"]) > MAX_NODES:
+            raise ModelFileError(f"its graph has {len(data['nodes']):,} nodes, more than the {MAX_NODES:,} "
+                                 "odtk reads (a tree of depth 12 has 8,191)")
         graph = nx.DiGraph()
         for node in data["nodes"]:
             if not _is_index(node["id"]) or node["id"] in graph:

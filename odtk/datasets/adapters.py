@@ -5,7 +5,7 @@ import codecs
 import csv
 import io
 import os
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +23,9 @@ BOOLEANS = {text: value for value in (True, False) for text in (str(value), str(
 # a target with a different value in every one of more rows than this is refused: an identifier or
 # a measured quantity chosen by mistake (a toy set may well have one row per class)
 UNIQUE_TARGET_ROWS = 10
+MAX_COLUMNS = 10_000  # each column is a feature of the model; reading takes about 1 ms per column
+MAX_VALUES = 20_000_000  # rows × columns; a value read as text takes some 60 bytes of memory
+SNIFF_CHARS = 2**16  # the separator is detected in the header's first characters
 
 
 @dataclass(frozen=True, eq=False)
@@ -190,13 +193,41 @@ def _decode(raw: bytes, path: Path) -> str:
     return text
 
 
+def _header(text: str) -> str:
+    """The first non-blank line of ``text``."""
+    return next(line for line in io.StringIO(text, newline="") if line.strip(BLANK))
+
+
 def _separator(text: str) -> str:
     """The delimiter :class:`csv.Sniffer` finds in the first non-blank line; a comma if none."""
-    header = next(line for line in io.StringIO(text, newline="") if line.strip(BLANK))
     try:
-        return csv.Sniffer().sniff(header, delimiters=DELIMITERS).delimiter
+        return csv.Sniffer().sniff(_header(text)[:SNIFF_CHARS], delimiters=DELIMITERS).delimiter
     except csv.Error:
         return ","
+
+
+def _check_size(text: str, sep: str, path: Path) -> None:
+    """Refuses, before any line is split into values, a file of more than MAX_VALUES values
+    (lines × header columns; a header too wide is refused line by line by :func:`_narrow`)."""
+    lines, columns = text.count("\n") + 1, _header(text).count(sep) + 1
+    if columns <= MAX_COLUMNS and lines * columns > MAX_VALUES:
+        raise DataError(f"CSV file '{path}' has about {lines:,} lines of {columns:,} columns, more than the "
+                        f"{MAX_VALUES:,} values odtk reads; take a sample of the rows or keep fewer columns.")
+
+
+def _check_width(line: str, number: int, sep: str, path: Path) -> None:
+    """Refuses line ``number`` if it holds more than MAX_COLUMNS values (by its separators)."""
+    if line.count(sep) >= MAX_COLUMNS:
+        raise DataError(f"CSV file '{path}' has {line.count(sep) + 1:,} columns on line {number}, more than the "
+                        f"{MAX_COLUMNS:,} odtk reads; keep the columns that matter, as each is a feature of "
+                        "the model.")
+
+
+def _narrow(lines: list[str], sep: str, path: Path) -> Iterator[str]:
+    """The ``lines``, each checked by :func:`_check_width` before the csv module splits it."""
+    for number, line in enumerate(lines, 1):
+        _check_width(line, number, sep, path)
+        yield line
 
 
 def _rows(text: str, sep: str, path: Path) -> tuple[str, list[int]]:
@@ -208,7 +239,7 @@ def _rows(text: str, sep: str, path: Path) -> tuple[str, list[int]]:
     fields differs from the header's (pandas would shift or pad them).
     """
     lines = io.StringIO(text, newline="").readlines()
-    reader = csv.reader(lines, delimiter=sep, strict=True)
+    reader = csv.reader(_narrow(lines, sep, path), delimiter=sep, strict=True)
     limit = csv.field_size_limit(max(csv.field_size_limit(), len(text)))  # a field may be the whole file
     rewritten = io.StringIO()
     writer = csv.writer(rewritten, delimiter=sep, quoting=csv.QUOTE_ALL)
@@ -220,6 +251,11 @@ def _rows(text: str, sep: str, path: Path) -> tuple[str, list[int]]:
                 continue
             if header is None:
                 header = fields
+                unnamed = [k for k, name in enumerate(fields, 1) if not name.strip(BLANK)]
+                if unnamed:
+                    raise DataError(f"CSV file '{path}' has no name for column {unnamed[0]} of its header (a "
+                                    "saved row index?); name every column, or save the data without the "
+                                    "index (to_csv(index=False)).")
                 duplicates = sorted({name for name in fields if fields.count(name) > 1})
                 if duplicates:
                     raise DataError(f"CSV file '{path}' has duplicate column names {_preview(duplicates)}; "
@@ -262,6 +298,7 @@ def read_csv(path: str | os.PathLike, sep: str | None = None) -> pd.DataFrame:
     sep = sep or _separator(text)
     if len(sep) != 1:
         raise DataError(f"The separator must be one character, got {sep!r}; pass e.g. ',' or ';'.")
+    _check_size(text, sep, path)
     rewritten, lines = _rows(text, sep, path)
     frame = pd.read_csv(io.StringIO(rewritten), sep=sep, dtype=str)
     frame = frame.apply(_typed)
