@@ -422,6 +422,8 @@ class TrainedModel:
                 raise ModelFileError("inconsistent: the encoded columns of its graph do not match its encoder")
             if not isinstance(summary, dict):
                 raise ModelFileError("its summary is not a mapping")
+            if not all(isinstance(data[name], str) for name in ("method", "target")):
+                raise ModelFileError("its method and target must be text")
             return cls(graph, encoder, classes, str(data["method"]), str(data["target"]), summary)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
             if isinstance(exc, KeyError):

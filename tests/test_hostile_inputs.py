@@ -97,6 +97,7 @@ model JSON: 262,145 nodes (a chain 131,072 deep)       test_a_model_file_of_2621
 ``--time-limit 0`` / ``1e-9``                          test_a_time_limit_of_nothing_is_refused_in_one_line
 ``--max-thresholds 1000000000``                        test_a_billion_thresholds_cost_no_more_than_every_
                                                        midpoint
+model JSON whose target is a list, not text            test_damaged_model_files_are_refused
 memory running out anywhere                            test_running_out_of_memory_is_one_line
 backslashes and quotes in column and class names       test_backslashes_and_quotes_in_names_keep_the_dot_
 (the DOT drawing)                                      file_valid
@@ -466,6 +467,7 @@ DAMAGED: dict[str, tuple[str, Callable[[str], str | bytes], list[str]]] = {
                               ["class names", "repeat", "its own name"]),
     "encoder-mode-a-number": ("flowoct", _edited(lambda m: m["encoder"].update(mode=5)),
                               ["Unknown encoder mode 5", "restore the saved file"]),
+    "target-a-list": ("flowoct", _edited(lambda m: m.update(target=["y"])), ["target must be text"]),
 }
 
 
