@@ -549,8 +549,12 @@ def test_two_identical_campaigns_compute_each_run_once(tmp_path):
     assert sum(done) == 6, outputs  # every run computed by one campaign, none by both
     frame = frame_of(db)
     assert len(frame) == 6 and (frame["status"] == "done").all() and (frame["attempts"] == 1).all()
-    for (out, _), count in zip(outputs, done):
+    for (out, err), count in zip(outputs, done):
         assert count == 6 or f"{6 - count} under way in another campaign" in out, out
+        progress = err.strip().splitlines()  # not a terminal: one line per finished run
+        assert len(progress) == count, err
+        assert all(re.fullmatch(r"twice grid \[\d/\d\] flowoct/monk1 seed \d flowoct depth \d highs: optimal", line)
+                   for line in progress), err
 
 
 def test_workers_import_odtk_as_the_runner_does(tmp_path):

@@ -103,6 +103,10 @@ backslashes and quotes in column and class names       test_backslashes_and_quot
 (the DOT drawing)                                      file_valid
 ``--dataset`` naming a path (``../../etc/passwd``,     test_dataset_names_are_never_paths
 ``/dev/zero``, ``flowoct/../uci/iris``)
+campaign faults: a killed Dask scheduler, the          tests/test_campaign_faults.py (its own table)
+database deleted or replaced mid-run, SIGTERM, a
+killed worker, stale claims, duplicate runs, a
+missing solver, every run failing
 =====================================================  ===================================================
 """
 from __future__ import annotations

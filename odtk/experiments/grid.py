@@ -18,8 +18,9 @@ A grid file::
       - {model: odd, skeleton: [1-2], options: {alpha: [0.01, 0.1]}, settings: {heuristic_time: 1}}
     selection: {keep: [depth], retrain: true}
 
-Lists are tried in every combination. A method's ``solvers`` / ``time_limit`` override the
-grid's; ``settings`` are fixed ``odtk.solve`` arguments (not tuned). ``selection``: per
+Lists are tried in every combination, each distinct run once (a value listed twice adds
+nothing). A method's ``solvers`` / ``time_limit`` override the grid's; ``settings`` are fixed
+``odtk.solve`` arguments (not tuned). ``selection``: per
 dataset, seed, method and solver (and the fields in ``keep``), the setting with the best
 validation accuracy is chosen and, with ``retrain``, trained again on train + validation.
 """
@@ -112,7 +113,16 @@ def parse_grid(raw: Any, source: str = "grid") -> Grid:
                         "seed": seed, "split": split, "stratify": stratify, **setting})
             for (dataset, rows), seed, method in itertools.product(datasets, seeds, methods)
             for setting in method]
-    return Grid(name, runs, keep, retrain)
+    return Grid(name, _unique(runs), keep, retrain)
+
+
+def _unique(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``runs`` without repeats (a value listed twice, a method entry given twice): the first
+    of each id, so that one campaign never computes a run twice."""
+    first: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        first.setdefault(run["id"], run)
+    return list(first.values())
 
 
 def finish_run(run: dict[str, Any]) -> dict[str, Any]:

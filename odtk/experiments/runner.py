@@ -7,7 +7,9 @@ skips the runs already done (and the failed ones unless ``retry_failed``), so a 
 killed midway finishes where it stopped. Runs are claimed in the database before they start,
 so a second campaign on the same database leaves them to the first. Ctrl-C stops the local
 workers at once and records nothing of the runs under way; a lost Dask scheduler ends the
-campaign with one line, the runs it did not finish left for the next run.
+campaign with one line, the runs it did not finish left for the next run. A campaign none of
+whose runs succeeds (a missing input, a broken install) ends with one line and an error once
+its failures are recorded.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +30,7 @@ from typing import Any
 
 import pandas as pd
 
-from odtk.exceptions import ConfigError
+from odtk.exceptions import ConfigError, OdtkError
 from odtk.experiments.grid import Grid, finish_run
 from odtk.experiments.store import ResultStore
 from odtk.experiments.worker import BOOTSTRAP, CODE_ROOT, now
@@ -46,6 +48,11 @@ class CampaignReport:
     elsewhere: int = 0  # claimed by another campaign that is still running
     done: int = 0
     failed: int = 0
+    first_failure: str | None = None  # the message of the first run that failed
+
+
+class CampaignFailedError(OdtkError, RuntimeError):
+    """Every run of a campaign failed: its rows are recorded, and the command fails."""
 
 
 def guard_seconds(run: dict[str, Any]) -> float:
@@ -89,7 +96,8 @@ def run_isolated(run: dict[str, Any], workers: Workers | None = None) -> dict[st
     """Run ``run`` in a fresh worker process (see :mod:`odtk.experiments.worker`) that imports
     the odtk this process runs; returns its row (None if ``workers`` was stopped before it
     started). The worker's temporary files live in a folder removed afterwards, also when the
-    guard had to kill it."""
+    guard had to kill it; a solver left by a worker that died (killed by the system) is ended
+    with it."""
     limit, started = guard_seconds(run), now()
     workers = workers or Workers()
     with tempfile.TemporaryDirectory(prefix="odtk-run-") as folder:
@@ -107,6 +115,7 @@ def run_isolated(run: dict[str, Any], workers: Workers | None = None) -> dict[st
             return _failed(run, started, f"killed: no result within {limit:g} s (time limit "
                                          f"{run['time_limit']:g} s + guard {run['guard']:g} s)")
         finally:
+            _end_group(process)
             workers.ended(process)
         if result.exists():
             return json.loads(result.read_text())
@@ -114,6 +123,15 @@ def run_isolated(run: dict[str, Any], workers: Workers | None = None) -> dict[st
         cause = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
         last = (errors or "").strip().splitlines()[-1:] or ["no output"]
         return _failed(run, started, f"worker process died ({cause}): {last[0][:300]}")
+
+
+def _end_group(process: subprocess.Popen) -> None:
+    """Kill what is left of a worker's process group (a group outlives its leader while a
+    member, such as the solver of a worker killed mid-run, still runs)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def _failed(run: dict[str, Any], started: str | None, message: str) -> dict[str, Any]:
@@ -170,15 +188,35 @@ def _dask(runs: list[dict[str, Any]], scheduler: str) -> Iterator[dict[str, Any]
             for future in dask_completed(futures):
                 try:
                     yield future.result()
+                except CancelledError:  # the scheduler went away (even if back already): the run did not fail
+                    raise ConfigError(_lost(scheduler)) from None
                 except Exception as exc:  # the run's Dask worker died, or the scheduler is gone
                     if client.status != "running":
-                        raise ConfigError(f"Lost the Dask scheduler at {scheduler!r}; the runs it had not "
-                                          "finished are not recorded: run the campaign again to finish them.") from None
+                        raise ConfigError(_lost(scheduler)) from None
                     yield _failed(futures[future], None, f"Dask worker lost ({type(exc).__name__}: {exc})")
         except BaseException:  # stopped early: the queued runs need not run
             if client.status == "running":
                 client.cancel(list(futures))
             raise
+
+
+def _lost(scheduler: str) -> str:
+    """The one line for a scheduler that went away before its runs finished."""
+    return (f"Lost the Dask scheduler at {scheduler!r}; the runs it had not finished are not recorded: "
+            "run the campaign again to finish them.")
+
+
+def require_solvers(runs: list[dict[str, Any]]) -> None:
+    """ConfigError naming the first solver of ``runs`` that is not installed here (each of its
+    runs would fail, and stay failed on a re-run without --retry-failed)."""
+    from odtk.solvers import require_solver
+
+    for name in dict.fromkeys(run["solver"] for run in runs if run["solver"]):
+        try:
+            require_solver(name)
+        except OdtkError as exc:
+            raise ConfigError(f"{str(exc).rstrip('.')}; no run was started: install it or remove it "
+                              "from the grid.") from None
 
 
 def check_executor(executor: str, scheduler: str | None, jobs: int) -> None:
@@ -205,11 +243,14 @@ def execute_runs(runs: list[dict[str, Any]], store: ResultStore, jobs: int = 1, 
         rows = _local(mine, jobs) if executor == "local" else _dask(mine, scheduler)
         with closing(rows):
             for row in rows:
+                if row.get("message"):  # a failure's reason, on one line in the database and the log
+                    row = {**row, "message": " ".join(str(row["message"]).split())}
                 store.record(row)
                 if row["status"] == "done":
                     report.done += 1
                 else:
                     report.failed += 1
+                    report.first_failure = report.first_failure or row.get("message")
                 if progress:
                     progress(row)
     finally:
@@ -252,7 +293,8 @@ def run_campaign(grid: Grid, store: ResultStore, jobs: int = 1, executor: str = 
     """Run the grid's pending runs, then (with ``retrain``) its selected settings again.
 
     ``progress(phase, pending runs)`` is called as each phase starts and returns the function
-    called with every finished row.
+    called with every finished row. CampaignFailedError when the runs of this call all failed
+    and no run of the grid is done (the failures recorded).
     """
     check_executor(executor, scheduler, jobs)
     total = CampaignReport()
@@ -264,6 +306,8 @@ def run_campaign(grid: Grid, store: ResultStore, jobs: int = 1, executor: str = 
             break
         runs = runs_of()
         todo = pending(runs, store, retry_failed)
+        if executor == "local":  # a Dask cluster's workers have their own solvers
+            require_solvers(todo)
         advance = progress(phase, len(todo)) if progress else None
         report = execute_runs(todo, store, jobs, executor, scheduler, advance)
         total.planned += len(runs)
@@ -271,4 +315,10 @@ def run_campaign(grid: Grid, store: ResultStore, jobs: int = 1, executor: str = 
         total.elsewhere += report.elsewhere
         total.done += report.done
         total.failed += report.failed
+        total.first_failure = total.first_failure or report.first_failure
+    if total.failed and "done" not in store.statuses(run["id"] for run in grid.runs).values():
+        first = (total.first_failure or "no message")[:300]
+        raise CampaignFailedError(f"Every run of {grid.name} failed ({total.failed} recorded in {store.path}; "
+                                  f"the first: {first}); fix the cause, then run the campaign again "
+                                  "with --retry-failed.")
     return total

@@ -5,7 +5,9 @@ in WAL mode with a generous busy timeout, so several processes may record into t
 file at once; a finished run is never overwritten, a failed one is replaced when retried.
 A campaign *claims* its runs (table ``claims``: run id, owner ``host:pid``) before it starts
 them, so that two campaigns on one database never compute a run twice; recording a run ends
-its claim, and a claim whose owner process has ended on this host is void.
+its claim, and a claim whose owner process has ended on this host is void. A database
+deleted or replaced while in use is a one-line error: it is neither begun again empty nor is
+the file found in its place written to.
 """
 from __future__ import annotations
 
@@ -81,6 +83,7 @@ class ResultStore:
 
     def __init__(self, path: str | Path, read_only: bool = False):
         self.path = Path(path)
+        self._identity: tuple[int, int] | None = None  # the file's device and inode, once opened
         if not self.path.parent.is_dir():
             raise DataError(f"Folder {self.path.parent} does not exist; create it first.")
         if self.path.exists() and not self.path.is_file():
@@ -100,6 +103,7 @@ class ResultStore:
         self._absent = [name for name in LATER_COLUMNS if name in missing]
         if self._absent and not read_only:
             self._add_columns()
+        self._identity = _identity(self.path)
 
     def _refuse_foreign(self) -> None:
         """DataError for an SQLite file holding other tables and no ``runs``: another
@@ -126,7 +130,12 @@ class ResultStore:
 
     @contextmanager
     def _raw(self) -> Iterator[sqlite3.Connection]:
-        with closing(sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None)) as db:
+        """A connection to the file as it is: never creates it (a database deleted while a
+        campaign runs is not silently begun again empty), nor opens another file moved to its
+        path (SQLite would apply the database's write-ahead log to it)."""
+        if self._identity is not None and _identity(self.path) != self._identity:
+            raise DataError(_moved(self.path))
+        with closing(_open(f"{self.path.absolute().as_uri()}?mode=rw")) as db:
             yield db
 
     @contextmanager
@@ -136,7 +145,8 @@ class ResultStore:
             with self._raw() as db:
                 yield db
         except sqlite3.DatabaseError as exc:
-            raise DataError(_database_problem(self.path, exc)) from None
+            moved = _identity(self.path) != self._identity
+            raise DataError(_moved(self.path) if moved else _database_problem(self.path, exc)) from None
 
     def _create(self) -> None:
         """WAL mode and the runs table. SQLite answers "locked" at once, without waiting, when
@@ -144,7 +154,7 @@ class ResultStore:
         deadline = time.monotonic() + BUSY_SECONDS
         while True:
             try:
-                with self._raw() as db:
+                with closing(_open(f"{self.path.absolute().as_uri()}?mode=rwc")) as db:
                     if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                         db.execute("PRAGMA journal_mode=WAL")
                     db.execute(f"CREATE TABLE IF NOT EXISTS runs ({', '.join(f'{c} {t}' for c, t in COLUMNS.items())})")
@@ -208,6 +218,29 @@ class ResultStore:
         frame = pd.DataFrame.from_records(rows, columns=[column[0] for column in cursor.description],
                                           coerce_float=True)
         return frame.assign(**{name: None for name in self._absent})
+
+
+def _open(uri: str) -> sqlite3.Connection:
+    """An SQLite connection in autocommit mode that waits for other writers."""
+    return sqlite3.connect(uri, uri=True, timeout=BUSY_SECONDS, isolation_level=None)
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The device and inode of the file at ``path`` (None: no file there)."""
+    try:
+        found = path.stat()
+    except FileNotFoundError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+def _moved(path: Path) -> str:
+    """One line for a database deleted, moved or replaced while a campaign used it."""
+    if not path.exists():
+        return (f"The results database {path} is gone (deleted or moved while in use); restore it and run the "
+                "campaign again (the runs finished since it went are not recorded).")
+    return (f"The results database {path} was replaced by another file while in use; that file is left as it "
+            "is: put the database back and run the campaign again (the runs finished since are not recorded).")
 
 
 def _database_problem(path: Path, exc: sqlite3.DatabaseError) -> str:
