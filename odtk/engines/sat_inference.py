@@ -29,9 +29,15 @@ where ``path(e, q)`` is the disjunction of literals false exactly when e's first
 Clauses (3)–(4) are those Algorithm 1 generates per example, (5)–(6) those of Algorithm 2; each
 family is built as one integer array (a row per clause) over blocks of consecutive variable
 numbers, level by level, rather than by recursion. Algorithm 3 adds examples lazily: solve,
-find a training example the tree misclassifies, add its clauses only, repeat. ``DT_depth``
-tries k = 1, 2, … until satisfiable; ``DT_size`` then searches the number of used leaves by
-dichotomy.
+find a training example the tree misclassifies, add its clauses only, repeat, keeping the
+solver and what it learnt. The paper leaves open which misclassified example to add; odtk adds
+the first in row order, the authors' code the first in class order (on the paper's car both
+need about 620 examples and the same time). ``DT_depth`` tries k = 1, 2, … until
+satisfiable, each depth with a fresh solver and no example (as the authors' code does);
+``DT_size`` then searches the number of used leaves by dichotomy, on the solver of depth k,
+between 1 and the leaves of the best tree found so far once simplified (the paper: 2^k; by
+Theorem 2 a tree with B leaves has a perfect one with ≤ B used leaves, so the optimum is the
+same).
 
 Two opt-in speed options depart from the paper (both off by default): ``examples_per_round=N``
 adds up to N misclassified examples per SAT call instead of one, and ``keep_examples="on"``
