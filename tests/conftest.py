@@ -1,9 +1,15 @@
 """Shared fixtures: every registered MILP solver, skipped with the reason when missing."""
 from __future__ import annotations
 
+import signal
+
 import pytest
 
 from odtk.solvers import registry, solver_status
+
+# A suite started in the background of a script inherits Ctrl-C (SIGINT) ignored, and so would
+# every odtk process the tests start; the Ctrl-C tests need Python's own handler in those.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _solver_params() -> list:
