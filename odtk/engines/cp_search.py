@@ -28,6 +28,20 @@ an itemset's *cover* is the set of samples satisfying all of them:
 
 The loops run compiled (:mod:`odtk.engines.cp_kernels`, which says why numba). A time limit
 stops the search and returns the best tree found with a proven lower bound.
+
+Departures from the paper (section 4.2); none changes the optimum, since each only prunes
+sub-trees that cannot beat the incumbent or scores the same trees another way:
+
+* no CP solver: the search runs over the decisions directly, covers as row sets and bitsets,
+  with the CoverSize constraint as the ``min_support`` test on each leaf's cover;
+* the cache also stores lower bounds of branches where no tree fitted a budget (the paper
+  stores optimal sub-trees only), and never stores leaves or pure nodes;
+* the first child's budget is ``ub − lb(second child)``, not ``ub`` (the paper), and the
+  similarity bound, the greedy incumbent and the feature order by one-split error are
+  MurTree's / STreeD's, not the paper's (``bounds=False`` drops every bound: each child is
+  solved to optimality);
+* the bottom ``counting_depth`` levels are scored by counting, not enumerated node by node;
+* whole-number ``sample_weight`` (odtk's): a row of weight w counts as w rows.
 """
 from __future__ import annotations
 
