@@ -30,6 +30,8 @@ class SolverOptions:
     threads: int | None = None
     seed: int | None = None
     log: bool = False
+    # the solve's Budget (odtk.budget): backends poll it to stop on a signal and report progress
+    budget: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         for name in ("time_limit", "mip_gap"):

@@ -1,0 +1,153 @@
+"""Progress of a solve: one status line on a terminal, or a line per step when asked.
+
+Stages, solver callbacks and searches report to the :class:`Progress` of their
+:class:`~odtk.budget.Budget` (``budget.report(incumbent=…, bound=…, nodes=…)``). On a
+terminal (``mode="auto"`` with standard error a TTY, or ``"bar"``) a status line on standard
+error shows the phase, the time spent and the budget, the incumbent, the bound, the gap and
+the nodes, refreshed every second by a thread (tqdm draws it) and gone when the solve ends.
+``mode="lines"`` (``--verbose``, ``verbose=True``) prints a line per step instead, beside the
+solver's own log; ``mode="off"`` (``--quiet``, and ``"auto"`` without a terminal) prints nothing.
+"""
+from __future__ import annotations
+
+import math
+import sys
+import threading
+from typing import Any
+
+MODES = ("auto", "bar", "lines", "off")
+REFRESH_SECONDS = 1.0
+_active: Progress | None = None  # the status line on screen, if any (see :func:`write_line`)
+
+
+class Progress:
+    """Where a solve's progress goes (see the module docstring for ``mode``)."""
+
+    def __init__(self, mode: str = "off", stream: Any = None):
+        if mode not in MODES:
+            raise ValueError(f"progress mode must be one of {', '.join(MODES)}; got {mode!r}.")
+        self.stream = stream if stream is not None else sys.stderr
+        if mode == "auto":
+            mode = "bar" if _is_terminal(self.stream) else "off"
+        self.mode = mode
+        self.fields: dict[str, Any] = {}
+        self.phase_name = ""
+        self._budget = None
+        self._lock = threading.Lock()
+        self._bar = None
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, budget) -> None:
+        """Begin reporting for ``budget`` (called by the budget itself)."""
+        global _active
+        self._budget = budget
+        if self.mode != "bar" or self._bar is not None:
+            return
+        from tqdm import tqdm
+
+        self._bar = tqdm(total=None, bar_format="{desc}", file=self.stream, leave=False, dynamic_ncols=True)
+        _active = self
+        self._thread = threading.Thread(target=self._refresh_loop, name="odtk-progress", daemon=True)
+        self._thread.start()
+
+    def phase(self, name: str) -> None:
+        """The stage now running (encoding, heuristic, build, hand-off, solve, …)."""
+        with self._lock:
+            changed = name != self.phase_name
+            self.phase_name = name
+        if changed and self.mode == "lines":
+            self._line(name)
+        self._draw()
+
+    def update(self, **fields: Any) -> None:
+        """New figures: ``incumbent``, ``bound``, ``gap``, ``nodes`` or any other."""
+        with self._lock:
+            self.fields.update({k: v for k, v in fields.items() if v is not None})
+        self._draw()
+
+    def note(self, message: str) -> None:
+        """A finished step worth a line of its own (``lines`` mode only)."""
+        if self.mode == "lines":
+            self._line(message)
+
+    def close(self) -> None:
+        """Remove the status line and stop its thread."""
+        global _active
+        self._stopped.set()
+        if self._thread is not None:
+            self._thread.join(timeout=2 * REFRESH_SECONDS)
+        with self._lock:
+            if self._bar is not None:
+                self._bar.close()
+                self._bar = None
+        if _active is self:
+            _active = None
+
+    def status(self) -> str:
+        """The status line's text."""
+        with self._lock:
+            fields = dict(self.fields)
+            phase = self.phase_name
+        parts = [f"odtk {phase}"] if phase else ["odtk"]
+        if self._budget is not None:
+            limit = "" if self._budget.seconds is None else f" / {self._budget.seconds:.0f}s"
+            parts.append(f"{self._budget.elapsed():.0f}s{limit}")
+        for name in ("incumbent", "bound"):
+            if isinstance(fields.get(name), (int, float)) and math.isfinite(fields[name]):
+                parts.append(f"{name} {fields[name]:.6g}")
+        gap = fields.get("gap")
+        if gap is None and "incumbent" in fields and "bound" in fields:
+            gap = _gap(fields["incumbent"], fields["bound"])
+        if gap is not None:
+            parts.append(f"gap {100 * gap:.1f}%")
+        for name in ("nodes", "rounds", "cuts", "searched"):
+            if name in fields:
+                parts.append(f"{name} {fields[name]:,}" if isinstance(fields[name], int) else f"{name} {fields[name]}")
+        return "  ".join(parts)
+
+    def _draw(self) -> None:
+        with self._lock:
+            bar = self._bar
+        if bar is not None:
+            text = self.status()
+            with self._lock:
+                if self._bar is not None:
+                    self._bar.set_description_str(text, refresh=True)
+
+    def _refresh_loop(self) -> None:
+        while not self._stopped.wait(REFRESH_SECONDS):
+            self._draw()
+
+    def _line(self, message: str) -> None:
+        print(f"odtk: {message}", file=self.stream, flush=True)
+
+    def write(self, line: str) -> None:
+        """Print ``line`` above the status line (which is drawn again below it)."""
+        with self._lock:
+            if self._bar is not None:
+                self._bar.clear()
+            print(line, file=self.stream, flush=True)
+            if self._bar is not None:
+                self._bar.refresh()
+
+
+def write_line(line: str, stream: Any = None) -> None:
+    """Print ``line`` on standard error without breaking a status line that is on screen."""
+    if _active is not None:
+        _active.write(line)
+    else:
+        print(line, file=stream if stream is not None else sys.stderr, flush=True)
+
+
+def _gap(incumbent: float, bound: float) -> float | None:
+    if not (math.isfinite(incumbent) and math.isfinite(bound)):
+        return None
+    return abs(bound - incumbent) / max(abs(incumbent), 1e-10)
+
+
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
