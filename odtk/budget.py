@@ -143,6 +143,21 @@ class Budget:
         finally:
             self.spent[name] = self.spent.get(name, 0.0) + time.monotonic() - began
 
+    @contextlib.contextmanager
+    def excluded(self, name: str) -> Iterator[None]:
+        """A stage whose time does not count against the limit (the deadline moves by it): once-per-
+        machine work such as compiling the CP search's kernels, which must never change an answer."""
+        self.progress.phase(name)
+        began = time.monotonic()
+        try:
+            yield
+        finally:
+            took = time.monotonic() - began
+            self.spent[name] = self.spent.get(name, 0.0) + took
+            self.started += took
+            if self.deadline is not None:
+                self.deadline += took
+
     def report(self, **fields: Any) -> None:
         """Pass incumbent, bound, gap, nodes or other figures to the progress reporter."""
         self.progress.update(**fields)
