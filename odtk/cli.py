@@ -17,6 +17,7 @@ from pathlib import Path
 
 import click
 
+from odtk.budget import DEFAULT_TIME_LIMIT, STOP_SIGNALS, Stopped
 from odtk.exceptions import ConfigError, DataError, OdtkError, OdtkWarning
 
 
@@ -24,7 +25,7 @@ class OdtkGroup(click.Group):
     """Turns odtk's errors and the commands' usage errors into one-line messages."""
 
     def invoke(self, ctx: click.Context):
-        with _sigterm_raises():
+        with _signals_raise():
             return self._invoke(ctx)
 
     def _invoke(self, ctx: click.Context):
@@ -33,48 +34,51 @@ class OdtkGroup(click.Group):
         except OdtkError as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
-            click.echo(f"odtk: error: {exc}", err=True)
-            sys.exit(1)
+            _fail(f"odtk: error: {exc}", 1)
         except click.UsageError as exc:  # a bad option of a command: one line too, click's exit code
             if ctx.obj and ctx.obj.get("debug"):
                 raise
             where = exc.ctx.command_path if exc.ctx else ctx.command_path
-            click.echo(f"odtk: error: {exc.format_message()} (see '{where} --help')", err=True)
-            sys.exit(exc.exit_code)
+            _fail(f"odtk: error: {exc.format_message()} (see '{where} --help')", exc.exit_code)
         except MemoryError:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
-            click.echo("odtk: error: out of memory; make the problem smaller (fewer rows, columns, thresholds "
-                       "or nodes) or run it on a machine with more memory.", err=True)
-            sys.exit(1)
+            _fail("odtk: error: out of memory; make the problem smaller (fewer rows, columns, thresholds "
+                  "or nodes) or run it on a machine with more memory.", 1)
         except KeyboardInterrupt:
-            click.echo("odtk: interrupted", err=True)
-            sys.exit(130)
-        except Terminated:
-            click.echo("odtk: terminated", err=True)
-            sys.exit(128 + signal.SIGTERM)
+            _fail("odtk: interrupted by SIGINT", 128 + signal.SIGINT)
+        except Stopped as stop:
+            _fail(f"odtk: interrupted by {signal.Signals(stop.signum).name}", stop.exit_code)
 
 
-class Terminated(BaseException):
-    """SIGTERM, raised where the program is, so that solver processes are stopped and temporary
-    files removed on the way out (the default action would end odtk and leave them)."""
+def _fail(message: str, code: int) -> None:
+    from odtk.progress import write_line
+
+    write_line(message)
+    sys.exit(code)
 
 
-def _terminate(signum: int, frame) -> None:
-    raise Terminated
+def _raise_stopped(signum: int, frame) -> None:
+    raise Stopped(signum)
 
 
 @contextmanager
-def _sigterm_raises() -> Iterator[None]:
-    """While a command runs (in the main thread), SIGTERM raises :class:`Terminated`."""
+def _signals_raise() -> Iterator[None]:
+    """While a command runs (in the main thread), SIGTERM and SIGHUP raise :class:`Stopped`, so
+    that solver processes are stopped and temporary files removed on the way out (their default
+    action would end odtk and leave them); an ignored signal stays ignored (``nohup``)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    previous = {}
+    for signum in STOP_SIGNALS:
+        if signum != signal.SIGINT and signal.getsignal(signum) is not signal.SIG_IGN:
+            previous[signum] = signal.signal(signum, _raise_stopped)
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 @click.group(cls=OdtkGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -90,7 +94,28 @@ def main(ctx: click.Context, debug: bool) -> None:
 
 
 def _show_warning(message, category, *_) -> None:
-    click.echo(f"odtk: warning: {message}", err=True)
+    from odtk.progress import write_line
+
+    write_line(f"odtk: warning: {message}")
+
+
+class _Seconds(click.ParamType):
+    """A number of seconds above 0, or ``none`` for no limit."""
+
+    name = "SECONDS|none"
+
+    def convert(self, value, param, ctx):
+        if value is None or isinstance(value, float):
+            return value
+        if str(value).strip().lower() == "none":
+            return None
+        try:
+            seconds = float(value)
+        except ValueError:
+            self.fail(f"{value!r} is not a number of seconds or 'none'", param, ctx)
+        if not seconds > 0 or seconds == float("inf"):
+            self.fail(f"{value!r} must be a number of seconds above 0, or 'none' for no limit", param, ctx)
+        return seconds
 
 
 class _ModelOption(click.Option):
@@ -115,7 +140,9 @@ class _ModelOption(click.Option):
               "categorical: a topology, depth-2, depth-2.5, depth-3 or imbalanced.")
 @click.option("--solver", help="Solver from `odtk solvers` (default highs; sat-depth / sat-size: "
               "minisat22, or any SAT or MILP solver; cp runs its own search).")
-@click.option("--time-limit", type=float, help="Solver time limit in seconds.")
+@click.option("--time-limit", type=_Seconds(), default=str(int(DEFAULT_TIME_LIMIT)), show_default=True,
+              help="Seconds for the whole run: reading, encoding, starting models, build, solve and checks "
+              "('none': no limit). At the limit the best model found is shown, with its bound and gap.")
 @click.option("--gap", type=float, help="Relative MIP gap at which to stop.")
 @click.option("--threads", type=int, help="Solver threads.")
 @click.option("--seed", type=int, help="Solver (and heuristic) random seed.")
@@ -158,31 +185,58 @@ class _ModelOption(click.Option):
 @click.option("--strategy", type=click.Choice(["both", "heuristic", "milp"]),
               help="ODD: heuristic then warm-started MILP (both, default), or one step alone.")
 @click.option("--heuristic-time", type=float, help="ODD: heuristic time budget in seconds (default 5).")
-@click.option("--warm-start", help="Trees on binary features: start from 'cart', 'best' (CART or the CP "
-              "search's tree, whichever is better) or a saved model JSON learned on the same data.")
+@click.option("--warm-start", help="Trees on binary features: start from 'best' (default: CART or the CP "
+              "search's tree, whichever is better), 'cart', 'none' or a saved model JSON learned on the same data.")
 @click.option("--max-thresholds", type=int, help="Cap on thresholds per numeric feature (quantiles).")
-@click.option("--thresholds", type=click.Choice(["midpoints", "quantiles", "values", "auto"]),
-              help="Numeric thresholds: midpoints (default; quantiles with --max-thresholds), values "
-              "(x > v per distinct value but the largest; number-coded categorical columns as ordered) "
-              "or auto (about 10 quantiles plus CART's thresholds).")
+@click.option("--thresholds", type=click.Choice(["auto", "midpoints", "quantiles", "values"]),
+              help="Numeric thresholds: auto (default: about 10 quantiles plus CART's thresholds, fewer for "
+              "cp on large data; every midpoint for sat-depth / sat-size), midpoints (every one), quantiles, "
+              "or values (x > v per distinct value but the largest; number-coded categorical columns as ordered).")
 @click.option("--handoff", type=click.Choice(["native", "pyomo"]), default="native", show_default=True,
               help="Pass the model through the native matrix API or Pyomo's solver interface.")
 @click.option("--log", "--verbose", "-v", "log", is_flag=True,
-              help="Show progress: odtk's training steps and the solver's log (incumbent, bound, gap, time).")
+              help="A line per training step and the solver's own log (incumbent, bound, gap, time).")
+@click.option("--quiet", "-q", is_flag=True, help="No status line.")
+@click.option("--progress", "force_progress", is_flag=True,
+              help="A status line even when standard error is not a terminal (it is by default on a terminal).")
 @click.option("--output", type=click.Path(dir_okay=False), help="Save the trained model as JSON.")
 @click.option("--dot", type=click.Path(dir_okay=False), help="Save the tree/diagram as Graphviz DOT.")
 @click.option("--png", type=click.Path(dir_okay=False),
               help="Save a picture of the tree/diagram with training rows per class (needs matplotlib).")
 @click.option("--force", is_flag=True, help="Overwrite --output / --dot / --png if they exist.")
 def solve(model, dataset, csv_path, target, categorical_columns, depth, skeleton, solver, time_limit,
-          gap, threads, seed, warm_start, max_thresholds, thresholds, handoff, log, output, dot, png, force,
-          positive_class, extra_options, **model_options) -> None:
-    """Learn an optimal tree or diagram and print it with its certificate."""
-    from odtk import api
-    from odtk.models import TrainedModel, check_writable, write_atomic
+          gap, threads, seed, warm_start, max_thresholds, thresholds, handoff, log, quiet, force_progress, output,
+          dot, png, force, positive_class, extra_options, **model_options) -> None:
+    """Learn an optimal tree or diagram and print it with its certificate.
+
+    Every run ends: within --time-limit (60 s unless told), or on Ctrl-C, SIGTERM or SIGHUP,
+    with the best model found so far (status interrupted, exit code 130, 143 or 129)."""
+    from odtk.budget import Budget, stop_on_signals
+    from odtk.progress import Progress
 
     if log:
         logging.basicConfig(level=logging.INFO, format="%(message)s")
+    mode = "lines" if log else "off" if quiet else "bar" if force_progress else "auto"
+    budget = Budget(time_limit, Progress(mode))
+    try:
+        with stop_on_signals(budget):
+            _solve_and_show(budget, model, dataset, csv_path, target, categorical_columns, depth, skeleton,
+                            solver, gap, threads, seed, warm_start, max_thresholds, thresholds, handoff, log,
+                            output, dot, png, force, positive_class, extra_options, model_options)
+    finally:
+        budget.progress.close()
+    if budget.signal is not None:
+        _fail(f"odtk: interrupted by {signal.Signals(budget.signal).name}: the best model found so far is shown",
+              128 + budget.signal)
+
+
+def _solve_and_show(budget, model, dataset, csv_path, target, categorical_columns, depth, skeleton, solver, gap,
+                    threads, seed, warm_start, max_thresholds, thresholds, handoff, log, output, dot, png, force,
+                    positive_class, extra_options, model_options) -> None:
+    """Read the data, solve within ``budget``, print the model and save the files asked for."""
+    from odtk import api
+    from odtk.models import TrainedModel, check_writable, write_atomic
+
     files = {flag: path for flag, path in (("--output", output), ("--dot", dot), ("--png", png)) if path}
     if len({Path(path).resolve() for path in files.values()}) < len(files):
         raise DataError(f"{' and '.join(files)} name the same file; give them different file names.")
@@ -191,15 +245,16 @@ def solve(model, dataset, csv_path, target, categorical_columns, depth, skeleton
     if png:  # before solving: a missing matplotlib is a one-line error, not a lost solve
         from odtk.plotting import pyplot
         pyplot()
-    data = _training_data(dataset, csv_path, target, categorical_columns)
+    with budget.stage("reading"):
+        data = _training_data(dataset, csv_path, target, categorical_columns)
     given = {name: value for name, value in model_options.items() if value is not None}
     given.update(_extra_options(extra_options))
     result = api.solve(
-        model, data, depth=depth, skeleton=skeleton, solver=solver, time_limit=time_limit,
+        model, data, depth=depth, skeleton=skeleton, solver=solver, budget=budget,
         mip_gap=gap, threads=threads, seed=seed, log=log, handoff=handoff,
-        thresholds=thresholds or ("quantiles" if max_thresholds else "midpoints"), max_thresholds=max_thresholds,
-        warm_start=warm_start if warm_start in (None, *api.WARM_STARTS) else TrainedModel.load(warm_start),
-        positive_class=positive_class, **given)
+        thresholds=thresholds or "auto", max_thresholds=max_thresholds,
+        warm_start=_warm_start(warm_start, api.WARM_STARTS), positive_class=positive_class, **given)
+    budget.progress.close()
     trained = result.model
     training = api.as_dataset(data, target)
     features = training.features
@@ -216,6 +271,17 @@ def solve(model, dataset, csv_path, target, categorical_columns, depth, skeleton
     if png:
         write_atomic(png, _picture(trained, training), force=force)
         click.echo(f"saved       {png}")
+
+
+def _warm_start(given: str | None, named: tuple[str, ...]):
+    """``--warm-start``: the default start (none given), none, a named start or a saved model."""
+    from odtk.models import TrainedModel
+
+    if given is None:
+        return "auto"
+    if given.lower() == "none":
+        return None
+    return given if given in named else TrainedModel.load(given)
 
 
 def _picture(trained, training) -> bytes:

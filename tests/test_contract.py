@@ -5,8 +5,16 @@ import re
 
 import pytest
 
-from odtk.api import ENGINES, FORMULATIONS
 from odtk.datasets.encoders import MODES
+from odtk.pipeline.methods import MODULES, is_engine, method
+
+FORMULATIONS = {key: method(key) for key in MODULES if not is_engine(method(key))}
+ENGINES = {key: method(key) for key in MODULES if is_engine(method(key))}
+
+
+def test_every_model_key_is_its_modules_own():
+    for key, module in {**FORMULATIONS, **ENGINES}.items():
+        assert key == module.KEY or key in getattr(module, "VARIANTS", {}), key
 
 
 @pytest.mark.parametrize("key", sorted(FORMULATIONS))

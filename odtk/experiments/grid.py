@@ -40,6 +40,7 @@ from odtk.datasets import load_dataset
 from odtk.datasets.encoders import THRESHOLDS
 from odtk.exceptions import ConfigError, OdtkError
 from odtk.files import read_regular
+from odtk.pipeline.methods import is_engine, method
 from odtk.skeletons import MAX_DEPTH, SHAPES, parse_widths
 from odtk.solvers import get_spec, parse_yaml
 from odtk.solvers.options import MAX_SECONDS, MAX_SEED, MAX_THREADS
@@ -155,7 +156,7 @@ def _method(raw: Any, where: str, common: dict[str, Any]) -> list[dict[str, Any]
         except OdtkError as exc:
             raise ConfigError(f"{where}: {exc}") from None
     solvers = (_solvers(spec["solvers"], f"{where}: solvers") if "solvers" in spec
-               else common["solvers"] if model in api.FORMULATIONS else [None])
+               else common["solvers"] if not is_engine(method(model)) else [None])
     time_limit = _seconds(spec.get("time_limit", common["time_limit"]), f"{where}: time_limit")
     return [{"method": model, "solver": solver, "depth": depth, "skeleton": skeleton,
              "options": combo, "settings": settings, "time_limit": time_limit,

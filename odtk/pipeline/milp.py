@@ -1,0 +1,263 @@
+"""Stages 3–4 for the MILPs: build the formulation's instance, hand it to the solver, decode.
+
+The build runs under the budget's deadline (an alarm stops a Pyomo build that would outlast
+it); the solver gets what is left less a reserve for decoding and checking; the solve itself
+runs where a signal can stop it (:mod:`odtk.solvers`), and what it had found comes back. When
+the solver ends with nothing better than the start (the heuristic's diagram, the starting tree
+or the majority leaf), the start is the result: proven optimal when the cut-off model is
+infeasible, otherwise not proven. A solver that ends in an error still returns the start.
+"""
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import signal
+import threading
+import time
+import warnings
+from dataclasses import dataclass
+from typing import Callable
+
+import networkx as nx
+import pyomo.environ as pyo
+from pyomo.common.gc_manager import PauseGC
+
+from odtk.budget import Budget
+from odtk.exceptions import ConfigError, OdtkWarning, SelfCheckError, SolveError
+from odtk.models import DecisionGraph
+from odtk.pipeline.check import better, check_routing, self_check
+from odtk.pipeline.encode import Problem, check_model_size
+from odtk.pipeline.methods import side_constraints_on
+from odtk.solvers import SolverOptions, SolverOutcome, get_spec, solve_instance
+
+RESERVE_SHARE, RESERVE_SECONDS = 0.05, 0.5  # kept from the solver for decoding and checking
+
+
+@dataclass
+class Start:
+    """The model a MILP starts from: its graph, where it came from, and its objective."""
+
+    graph: DecisionGraph
+    origin: str  # "heuristic", "warm_start" or "leaf" (the majority class: never a MIP start)
+    objective: float
+
+    @property
+    def passed_to_solver(self) -> bool:
+        return self.origin != "leaf"
+
+
+@dataclass
+class MilpResult:
+    """What the MILP step returns: the model, the solver's outcome (None if never solved)."""
+
+    graph: DecisionGraph
+    outcome: SolverOutcome | None
+    build_time: float
+    termination: str
+
+
+class _BuildTimeout(BaseException):
+    """Raised by the alarm when building a MILP outlasts the time limit (a BaseException, as
+    KeyboardInterrupt is, so that Pyomo's ``except Exception`` does not turn it into another error)."""
+
+
+@contextlib.contextmanager
+def _build_deadline(seconds: float | None):
+    """Stop a MILP build that outlasts ``seconds`` with a one-line SolveError (in the main thread
+    of a system with SIGALRM; elsewhere the build runs to its end, then the limit is checked)."""
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    if seconds is None or not hasattr(signal, "setitimer") or not in_main_thread:
+        yield
+        return
+
+    fired = []
+
+    def expire(*_):
+        fired.append(True)
+        raise _BuildTimeout
+
+    def not_the_alarm(record: logging.LogRecord) -> bool:  # Pyomo logs the components it was building
+        return "_BuildTimeout" not in record.getMessage()
+
+    pyomo_log = logging.getLogger("pyomo.core")
+    previous = signal.signal(signal.SIGALRM, expire)
+    pyomo_log.addFilter(not_the_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except Exception:
+        if fired:  # the alarm interrupted code that wrapped it in an error of its own
+            raise _BuildTimeout from None
+        raise
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        pyomo_log.removeFilter(not_the_alarm)
+
+
+def _satisfies_constraints(instance, tolerance: float = 1e-6) -> bool:
+    """True when the values loaded into ``instance`` meet every active constraint."""
+    for constraint in instance.component_data_objects(pyo.Constraint, active=True):
+        body = pyo.value(constraint.body)
+        if constraint.has_lb() and body < pyo.value(constraint.lower) - tolerance:
+            return False
+        if constraint.has_ub() and body > pyo.value(constraint.upper) + tolerance:
+            return False
+    return True
+
+
+def solver_options(options: SolverOptions, budget: Budget) -> SolverOptions:
+    """``options`` with the time left, less the reserve for decoding and checking, as the limit."""
+    left = budget.remaining()
+    if left is None:
+        return dataclasses.replace(options, budget=budget)
+    reserve = max(RESERVE_SECONDS, RESERVE_SHARE * left)
+    return dataclasses.replace(options, time_limit=max(left - reserve, 0.01), budget=budget)
+
+
+def build(problem: Problem, shape: nx.DiGraph, hyper: dict, budget: Budget):
+    """The formulation's Pyomo instance, or None when building outlasted the budget."""
+    module = problem.module
+    check_model_size(problem, shape)
+    with budget.stage("building"):
+        try:
+            data = module.make_data(problem.X, problem.y, shape, len(problem.classes), **hyper, **problem.extra)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        left = budget.remaining()
+        try:
+            with PauseGC(), _build_deadline(None if left is None else max(left, 1e-3)):
+                instance = module.build_model().create_instance(data)
+        except _BuildTimeout:
+            return None
+    return None if budget.expired() else instance
+
+
+def run(problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, options: SolverOptions,
+        handoff: str, start: Start, steps: dict, budget: Budget) -> MilpResult:
+    """Build, (warm-start,) solve, decode and self-check; ``start`` is the model to beat."""
+    module = problem.module
+    began = time.perf_counter()
+    instance = build(problem, shape, hyper, budget)
+    build_time = time.perf_counter() - began
+    if instance is None:
+        return _build_timed_out(start, steps, build_time)
+    budget.progress.note(f"built the MILP in {build_time:.1f}s; {solver} solving"
+                         + (f" for at most {budget.remaining():.1f}s" if budget.remaining() is not None else ""))
+    passed = _load_start(instance, problem, hyper, start, steps)
+    outcome, cut_report = _solve(instance, problem, hyper, solver, solver_options(options, budget), handoff,
+                                 start if passed else None)
+    steps["milp"] = {"termination": outcome.termination, "seconds": outcome.solve_time,
+                     "objective": outcome.objective, "bound": outcome.bound, "nodes": outcome.nodes}
+    if isinstance(cut_report, dict):
+        steps["milp"]["user_cuts"] = cut_report
+    elif cut_report is not None:
+        steps["milp"].update(dataclasses.asdict(cut_report))
+    with budget.stage("checking"), budget.waiting():
+        if not outcome.has_solution:
+            return _start_kept(problem, hyper, solver, outcome, start, passed, steps, build_time)
+        return _decoded(instance, problem, shape, hyper, solver, outcome, start, build_time)
+
+
+def _load_start(instance, problem: Problem, hyper: dict, start: Start, steps: dict) -> bool:
+    """Load the start into the instance's variables; False when it is not a MIP start."""
+    module = problem.module
+    if not start.passed_to_solver:
+        return False
+    try:
+        module.warm_start(instance, start.graph.graph, problem.X)
+    except ValueError as exc:
+        if start.origin == "warm_start":
+            raise ConfigError(f"The warm_start tree does not fit this model: {exc}") from None
+        raise SelfCheckError(f"Self-check failed: the heuristic diagram does not fit the MILP ({exc})") from None
+    fits = not side_constraints_on(module, hyper) or _satisfies_constraints(instance)
+    steps[start.origin]["warm_start"] = fits  # a start breaking a side constraint: no start, no cutoff
+    return fits
+
+
+def _solve(instance, problem: Problem, hyper: dict, solver: str, options: SolverOptions, handoff: str,
+           start: Start | None):
+    """The solver's outcome and the cut report (BendersOCT's rounds, FlowOCT's user cuts)."""
+    from odtk.decomposition import solve_with_cuts
+
+    module = problem.module
+    capabilities = get_spec(solver).capabilities
+    if hasattr(module, "separate"):  # BendersOCT: no cutoff on a master being cut
+        return solve_with_cuts(instance, module, solver, options, handoff, warm_start=start is not None)
+    cutoff = None
+    if start is not None and capabilities["cutoff"]:
+        cutoff = start.objective + (1e-6 if module.SENSE == "minimize" else -1e-6)
+    user_cuts, cut_report = _user_cuts(instance, module, hyper, handoff, capabilities)
+    outcome = solve_instance(instance, solver, options, handoff=handoff,
+                             warm_start=start is not None and capabilities["warm_start"],
+                             cutoff=cutoff, user_cuts=user_cuts)
+    return outcome, cut_report
+
+
+def _user_cuts(instance, module, hyper: dict, handoff: str, capabilities: dict
+               ) -> tuple[Callable[[], list] | None, dict | None]:
+    """FlowOCT's cuts (``cuts="on"``), counted: separations (rounds) and the cuts they return."""
+    if not (hasattr(module, "separate_cuts") and hyper.get("cuts") == "on"):
+        return None, None
+    in_tree = handoff == "native" and capabilities["user_cuts"]
+    counts = {"scheme": "branch_and_bound" if in_tree else "root", "cuts": 0, "rounds": 0}
+
+    def counted() -> list:
+        found = module.separate_cuts(instance)
+        counts["rounds"] += 1
+        counts["cuts"] += len(found)
+        return found
+
+    return counted, counts
+
+
+def _build_timed_out(start: Start, steps: dict, build_time: float) -> MilpResult:
+    """The MILP step when building outlasted the budget: the start, not proven."""
+    warnings.warn(f"Building the MILP did not finish within the time limit: the {_name(start)} is returned, "
+                  "not proven optimal; raise --time-limit or make the model smaller (fewer rows, thresholds "
+                  "or nodes).", OdtkWarning, stacklevel=4)
+    steps["milp"] = {"termination": "time_limit", "seconds": 0.0, "objective": None, "bound": None}
+    return MilpResult(start.graph, None, build_time, "time_limit")
+
+
+def _start_kept(problem: Problem, hyper: dict, solver: str, outcome: SolverOutcome, start: Start,
+                passed: bool, steps: dict, build_time: float) -> MilpResult:
+    """The solver found nothing (better than the start's cutoff): the start is the result."""
+    if outcome.termination == "infeasible" and not passed:
+        constraints = [f"{name}={hyper[name]}" for name in side_constraints_on(problem.module, hyper)]
+        raise SolveError(f"{solver} proved the model infeasible: no model meets the side "
+                         f"constraints ({', '.join(constraints) or 'none set'}); relax them.")
+    proven = passed and outcome.termination in ("infeasible", "optimal")  # the cut-off model is empty
+    steps["milp"]["bound"] = start.objective if proven else outcome.bound
+    termination = "optimal" if proven else outcome.termination
+    if termination == "error":
+        warnings.warn(f"{solver} stopped without a solution ({outcome.message}): the {_name(start)} is "
+                      "returned, not proven optimal; try another solver or pass --log to see its output.",
+                      OdtkWarning, stacklevel=4)
+    elif not proven and termination != "interrupted":
+        warnings.warn(f"{solver} found nothing better than the {_name(start)} within the time limit: that "
+                      "model is returned, not proven optimal.", OdtkWarning, stacklevel=4)
+    return MilpResult(start.graph, outcome, build_time, termination)
+
+
+def _decoded(instance, problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, outcome: SolverOutcome,
+             start: Start, build_time: float) -> MilpResult:
+    """The solver's model decoded and self-checked (the start if that scores better)."""
+    module = problem.module
+    graph = problem.graph(module.decode(instance))
+    if hasattr(module, "flow_rows"):
+        check_routing(module.flow_rows(instance), graph, problem.X, solver, hyper)
+    expected, _ = problem.score(graph, shape, hyper)
+    self_check(module, expected, outcome, solver, hyper)
+    if outcome.termination not in ("optimal", "interrupted"):
+        warnings.warn(f"{solver} stopped with status {outcome.termination}: the model is feasible "
+                      "but not proven optimal.", OdtkWarning, stacklevel=4)
+    if better(module, start.objective, expected):
+        return MilpResult(start.graph, outcome, build_time, outcome.termination)
+    return MilpResult(graph, outcome, build_time, outcome.termination)
+
+
+def _name(start: Start) -> str:
+    return {"heuristic": "heuristic's diagram", "warm_start": "starting tree",
+            "leaf": "majority-class leaf"}[start.origin]
