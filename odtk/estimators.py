@@ -36,6 +36,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from odtk import api
+from odtk.budget import DEFAULT_TIME_LIMIT
 from odtk.datasets import from_dataframe
 from odtk.exceptions import ConfigError
 from odtk.models import DecisionGraph
@@ -216,8 +217,10 @@ class OptimalTreeClassifier(_SolvedClassifier):
     """An optimal decision tree learned by a MILP formulation (FlowOCT by default) or by the
     CP paper's search (``model="cp"``, with ``min_support``).
 
-    Parameters mirror :func:`odtk.solve`; ``verbose=True`` prints odtk's training steps and
-    the solver's log (incumbent, bound, gap, elapsed time), silent by default. Numeric features are binarised at
+    Parameters mirror :func:`odtk.solve`: ``time_limit`` (60 s unless told; None for no limit)
+    covers the whole fit, which returns the best model found at the limit or on Ctrl-C;
+    ``verbose=True`` prints odtk's training steps and the solver's log (incumbent, bound, gap,
+    elapsed time), silent by default. Numeric features are binarised at
     thresholds fitted on the training data — by default (``thresholds="auto"``) about ten
     quantile midpoints per feature plus every threshold of scikit-learn's CART of the same
     depth, so the optimum is at least as accurate on the training data as that CART
@@ -246,7 +249,7 @@ class OptimalTreeClassifier(_SolvedClassifier):
     _defaults = {"lam": 0.0, "min_support": 1}  # options only some models take
 
     def __init__(self, model: str = "flowoct", depth: int = 2, solver: str | None = None,
-                 lam: float = 0.0, min_support: int = 1, time_limit: float | None = None,
+                 lam: float = 0.0, min_support: int = 1, time_limit: float | None = DEFAULT_TIME_LIMIT,
                  mip_gap: float | None = None, threads: int | None = None, seed: int | None = None,
                  verbose: bool = False,
                  thresholds: str = "auto", max_thresholds: int | None = None,
@@ -305,7 +308,7 @@ class OptimalDiagramClassifier(_SolvedClassifier):
 
     def __init__(self, skeleton: str = "1-2-4-8", solver: str | None = None, alpha: float = 0.01,
                  epsilon: float = 1e-4, univariate: bool = False, strategy: str = "both",
-                 heuristic_time: float = 5.0, time_limit: float | None = None,
+                 heuristic_time: float = 5.0, time_limit: float | None = DEFAULT_TIME_LIMIT,
                  mip_gap: float | None = None, threads: int | None = None, seed: int | None = None,
                  verbose: bool = False,
                  fairness: str | None = None, xi: float | None = None, groups: str | None = None,
@@ -370,7 +373,7 @@ class CategoricalTreeClassifier(_SolvedClassifier):
                  max_card: int | None = None, rate: str = "accuracy", min_rate: float | None = None,
                  numeric: str = "ordinal", bins: int = 10, categorical: list[str] | None = None,
                  feature_selection: str = "all", improvements: dict[str, str] | None = None,
-                 time_limit: float | None = None, mip_gap: float | None = None,
+                 time_limit: float | None = DEFAULT_TIME_LIMIT, mip_gap: float | None = None,
                  threads: int | None = None, seed: int | None = None, verbose: bool = False):
         self.topology = topology
         self.solver = solver
