@@ -1,9 +1,12 @@
 # Two commands on a fresh machine (only Python 3.10+ needed):
 #   make run    virtual environment + odtk + a real solve with HiGHS on a bundled dataset
 #   make test   the same environment with every solver and the test tools, then the test suite
-# Both install the exact versions of constraints.txt (what CI tests). Outside CI:
+# Both install the exact versions of the lock of $(PYTHON)'s version, constraints-py3XX.txt
+# (one per Python: 3.10 to 3.13). PYTHON=python3.10 picks another Python; .venv is then made anew.
+# Outside CI:
 #   make test-latest   the solver and agreement tests against the newest releases (no upper bounds)
-#   make lock          rewrite constraints.txt from the ranges in pyproject.toml
+#   make lock          rewrite every lock from the ranges in pyproject.toml, on each of its
+#                      Pythons that is installed (PYTHON=python3.12: that Python's lock only)
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -12,16 +15,30 @@ EXTRAS := test,cbc,gurobi,cplex,scip,sat,experiments
 LATEST ?= .venv-latest
 LOCK_VENV ?= .venv-lock
 
-.PHONY: run test test-latest lock clean
+# $(PYTHON)'s version ("3.10"; empty when it does not run) and its lock.
+VERSION_OF = -c 'import sys; print("%d.%d" % sys.version_info[:2])'
+PY_VERSION := $(shell $(PYTHON) $(VERSION_OF) 2>/dev/null)
+LOCK := constraints-py$(subst .,,$(PY_VERSION)).txt
+CONSTRAIN := $(if $(wildcard $(LOCK)),-c $(LOCK))
+LOCKED_VERSIONS := $(patsubst constraints-py3%.txt,3.%,$(wildcard constraints-py3*.txt))
 
-$(VENV)/.odtk-core: pyproject.toml constraints.txt
+.PHONY: run test test-latest lock lock-one clean
+
+# The environment of $(PYTHON)'s version: one made with another Python is removed first.
+$(VENV)/.python-$(PY_VERSION):
+	@test -n "$(PY_VERSION)" || { echo "odtk: '$(PYTHON)' does not run: name a Python 3.10+ as PYTHON=..." >&2; exit 1; }
+	if [ -x $(BIN)/python ] && [ "$$($(BIN)/python $(VERSION_OF))" != "$(PY_VERSION)" ]; then rm -rf $(VENV); fi
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) install --quiet -c constraints.txt --upgrade pip
-	$(PIP) install --quiet -c constraints.txt -e .
+	touch $@
+
+$(VENV)/.odtk-core: $(VENV)/.python-$(PY_VERSION) pyproject.toml $(wildcard $(LOCK))
+	$(if $(CONSTRAIN),,@echo "odtk: no $(LOCK) for Python $(PY_VERSION): installing the newest releases in pyproject.toml's ranges, untested ('make lock PYTHON=$(PYTHON)' writes one)" >&2)
+	$(PIP) install --quiet $(CONSTRAIN) --upgrade pip
+	$(PIP) install --quiet $(CONSTRAIN) -e .
 	touch $@
 
 $(VENV)/.odtk-test: $(VENV)/.odtk-core
-	$(PIP) install --quiet -c constraints.txt -e ".[$(EXTRAS)]"
+	$(PIP) install --quiet $(CONSTRAIN) -e ".[$(EXTRAS)]"
 	touch $@
 
 run: $(VENV)/.odtk-core
@@ -38,21 +55,32 @@ test-latest:
 	$(LATEST)/bin/python -m pip install --quiet --upgrade pip
 	$(LATEST)/bin/python -m pip install --quiet --no-deps -e .
 	$(LATEST)/bin/python -m pip install --quiet --upgrade $$($(LATEST)/bin/python tests/latest_requirements.py $(EXTRAS))
-	$(LATEST)/bin/python -m pip list 2>/dev/null | grep -i -E "^(highspy|pyomo|cbcbox|gurobipy|cplex|pyscipopt|python-sat|numpy|pandas|scipy|scikit-learn) "
+	$(LATEST)/bin/python -m pip list 2>/dev/null | grep -i -E "^(highspy|pyomo|cbcbox|gurobipy|cplex|pyscipopt|python-sat|numpy|pandas|scipy|scikit-learn|numba|tqdm) "
 	$(LATEST)/bin/python -m pytest -q tests/test_solvers.py tests/test_agreement.py \
 		tests/test_benders.py tests/test_flowoct.py tests/test_oct.py tests/test_binoct.py \
 		tests/test_odd.py tests/test_categorical.py tests/test_sat_inference.py \
 		tests/test_warm_start.py tests/test_solver_faults.py tests/test_numerical_safety.py
 
-# constraints.txt from a fresh resolution of pyproject.toml's ranges (with every extra).
+# Each lock from a fresh resolution of pyproject.toml's ranges (with every extra) on its Python.
 lock:
+ifneq ($(filter command line environment,$(origin PYTHON)),)
+	$(MAKE) --no-print-directory lock-one
+else
+	@for v in $(LOCKED_VERSIONS); do \
+	  if python$$v -c "" 2>/dev/null; then $(MAKE) --no-print-directory lock-one PYTHON=python$$v || exit 1; \
+	  else echo "odtk: python$$v does not run here: constraints-py$$(echo $$v | tr -d .).txt left as it is"; fi; \
+	done
+endif
+
+lock-one:
+	@test -n "$(PY_VERSION)" || { echo "odtk: '$(PYTHON)' does not run: name a Python 3.10+ as PYTHON=..." >&2; exit 1; }
 	rm -rf $(LOCK_VENV)
 	$(PYTHON) -m venv $(LOCK_VENV)
 	$(LOCK_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(LOCK_VENV)/bin/python -m pip install --quiet ".[$(EXTRAS)]"
-	{ echo "# The exact versions CI tests: make run / make test install with -c constraints.txt."; \
+	{ echo "# The exact versions make run / make test install on Python $(PY_VERSION) (pip install -c $(LOCK))."; \
 	  echo "# Written by 'make lock' from the ranges in pyproject.toml; see README.md, Dependencies."; \
-	  $(LOCK_VENV)/bin/python -m pip freeze --all | grep -v -i -E "^(odtk|setuptools|wheel)[= @]"; } > constraints.txt
+	  $(LOCK_VENV)/bin/python -m pip freeze --all | grep -v -i -E "^(odtk|setuptools|wheel)[= @]"; } > $(LOCK)
 	rm -rf $(LOCK_VENV)
 
 clean:

@@ -234,6 +234,7 @@ def _solve_and_show(budget, model, dataset, csv_path, target, categorical_column
                     threads, seed, warm_start, max_thresholds, thresholds, handoff, log, output, dot, png, force,
                     positive_class, extra_options, model_options) -> None:
     """Read the data, solve within ``budget``, print the model and save the files asked for."""
+    budget.progress.phase("reading")
     from odtk import api
     from odtk.models import TrainedModel, check_writable, write_atomic
 

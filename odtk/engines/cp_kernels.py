@@ -17,12 +17,23 @@ grows with the number of functions times the size of what they call. Hence a fun
 from one place is inlined there (``inline="always"``): the counting solvers are reached from
 the two functions Python calls, :func:`advance` and :func:`grow`, through no other compiled
 function. The compiled functions take only the arrays they use, in a few small tuples (every
-array passed costs code at every call); Python drives the search in resumable chunks
-(:func:`advance`) and reads the clock between them, not from compiled code (``objmode``); the
-cache is a hash table in an array, not numba's typed dictionary; arrays are copied by loops,
-not slice assignment (whose error handling costs seconds to compile); and no function is
-called with a literal ``int`` argument, for which numba compiles a separate copy (the
-constants passed are ``np.int64``).
+array passed costs code at every call); the compiled code never reads the clock (``objmode``)
+but a stop flag (below); the cache is a hash table in an array, not numba's typed dictionary;
+arrays are copied by loops, not slice assignment (whose error handling costs seconds to
+compile); and no function is called with a literal ``int`` argument, for which numba compiles
+a separate copy (the constants passed are ``np.int64``). :func:`prepare` compiles every
+kernel for the argument types :func:`make_data` gives (or loads it from the cache) before a
+search starts its clock: compilation never counts against a time limit.
+
+Stopping: the kernels are compiled without the GIL (``nogil``), so a search runs in a worker
+thread while the calling thread waits and stays free to run signal handlers
+(:mod:`odtk.engines.cp_search`). Between two split attempts :func:`advance` reads two flags
+written by other threads: the stop signal's number (``Budget.flag``) and ``state[HALT]``, set
+at the deadline. Either winds the search up: it returns the best tree found and a lower bound.
+
+Memory: :func:`footprint` gives the bytes the arrays of a search take; the cache table grows
+by doubling up to ``max_table_rows`` (:func:`table_rows_within`), past which the search stops
+as at a time limit (``Data.full``).
 
 Data layout: a cover (the samples satisfying an itemset) is an array of row indices; the
 features are a transposed 0/1 matrix ``Xt[f, r]`` and, per row, the list of features equal to 1
@@ -31,12 +42,15 @@ literals ``2f + v`` packed into two 64-bit words.
 """
 from __future__ import annotations
 
-import time
+import os
+import tempfile
 from dataclasses import dataclass
 from typing import NamedTuple
 
+import numba
 import numpy as np
 from numba import njit, types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 ARCHIVE = 4  # covers kept per depth for the similarity bound
@@ -48,22 +62,44 @@ VARYING = np.int64(-1)  # count the features not constant on the cover (see _cou
 (POS, LEN, PHASE, FEATURE, BUDGET, BEST, BEST_FEATURE, FAILED, BOUND, KEY_LOW, KEY_HIGH, ERROR0,
  BOUND1, SLOT1, SIZE, SIZE1) = range(16)
 FIELDS = 16
-# the entries of ``Frames.state``
+# the entries of ``Frames.state``; HALT is written by another thread (non-zero: stop)
 (NODES, TIMED_OUT, ROOT_ERROR, ROOT_FEATURE, CACHED, STEP, LEVEL, UB, OUT_ERROR,
- OUT_BOUND) = range(10)
+ OUT_BOUND, HALT) = range(11)
+STATE = 11
 OPEN, TAKE, TRY = range(3)  # the next step: open a node, take a child's result, try a split
-DONE, PAUSED, FULL = range(3)  # what :func:`advance` returns
+DONE, FULL = range(2)  # what :func:`advance` returns
 # the columns of the cache table: a branch's key, lower bound, optimal errors (-1: unknown) and
 # root split
 T_LOW, T_HIGH, T_BOUND, T_ERROR, T_FEATURE = range(5)
 # the cache table's hash: odd 64-bit multipliers of the key's two words
 HASH_LOW, HASH_HIGH = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
 TABLE_ROWS = 1 << 12  # the table's first size; it doubles when two thirds full
-CHUNK_SPLITS = 64  # split attempts in the first chunk of a search with a time limit
-CHUNK_SECONDS = 0.005  # the time a chunk aims at: the clock is read between chunks
-# Functions called from Python get a CPython wrapper and are cached on disk, with the code of
-# all they call; the others need neither, and those called from one place are inlined there.
-entry = njit(cache=True)
+MAX_TABLE_ROWS = 1 << 24  # 640 MiB, 11 M sub-trees (the growth from half of it peaks at 960 MiB)
+ROW_BLOCK = 1 << 12  # rows turned into feature lists at a time (bounds make_data's temporaries)
+
+
+def _cached(function):
+    """``njit(cache=True, nogil=True)``; where numba finds no writable cache folder (a read-only
+    install and home), a folder of the temporary directory; else no cache."""
+    compile_ = njit(cache=True, nogil=True)
+    try:
+        return compile_(function)
+    except RuntimeError:  # numba: "cannot cache function …: no locator available"
+        pass
+    previous = numba.config.CACHE_DIR
+    numba.config.CACHE_DIR = os.path.join(tempfile.gettempdir(), "odtk-numba-cache")
+    try:
+        return compile_(function)
+    except RuntimeError:
+        return njit(nogil=True)(function)
+    finally:
+        numba.config.CACHE_DIR = previous
+
+
+# Functions called from Python get a CPython wrapper (which releases the GIL) and are cached on
+# disk, with the code of all they call; the others need neither, and those called from one
+# place are inlined there.
+entry = _cached
 inner = njit(no_cpython_wrapper=True, no_cfunc_wrapper=True)
 inlined = njit(inline="always")
 

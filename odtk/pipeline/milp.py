@@ -146,8 +146,9 @@ def run(problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, options: 
     budget.progress.note(f"built the MILP in {build_time:.1f}s; {solver} solving"
                          + (f" for at most {budget.remaining():.1f}s" if budget.remaining() is not None else ""))
     passed = _load_start(instance, problem, hyper, start, steps)
-    outcome, cut_report = _solve(instance, problem, hyper, solver, solver_options(options, budget), handoff,
-                                 start if passed else None)
+    with budget.stage("solving"):
+        outcome, cut_report = _solve(instance, problem, hyper, solver, solver_options(options, budget), handoff,
+                                     start if passed else None)
     steps["milp"] = {"termination": outcome.termination, "seconds": outcome.solve_time,
                      "objective": outcome.objective, "bound": outcome.bound, "nodes": outcome.nodes}
     if isinstance(cut_report, dict):
