@@ -132,7 +132,8 @@ def execute(run: dict, sets: dict[str, Dataset]) -> dict:
     row = {**run, "n_train": data.n_rows, "n_val": sets["validation"].n_rows, "n_test": sets["test"].n_rows}
     try:
         result = odtk.solve(run["method"], data, depth=run["depth"], solver=run["solver"],
-                            time_limit=run["time_limit"], threads=run["threads"], **run["options"])
+                            time_limit=run["time_limit"], threads=run["threads"], warm_start=None,  # as the paper
+                            **run["options"])
     except OdtkError as exc:
         return {**row, "status": "failed", "message": str(exc)}
     return {**row, **(result.size.__dict__ if result.size else {}), "status": "done",
