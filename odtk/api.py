@@ -212,14 +212,15 @@ def _result(model: str, module, problem: Problem, dataset, shape: nx.DiGraph, hy
     objective, accuracy = problem.score(best.graph, shape, hyper)
     if hasattr(module, "rates_of") and "milp" in steps:
         steps["milp"].update(module.rates_of(best.graph.predict_index(problem.X), problem.y))
-    trained = TrainedModel(best.graph, problem.encoder, list(problem.classes), model,
-                           target=str(dataset.target.name),
-                           summary={"dataset": dataset.name, "skeleton": skeleton, "depth": depth, **hyper})
     outcome = best.outcome
     bound = (outcome.bound if outcome and outcome.has_solution
              else steps.get("milp", steps.get("search", {})).get("bound"))
     if "milp" in steps:
         bound = honest_bound(module, bound, problem.y, shape, hyper, problem.weights)
+    trained = TrainedModel(best.graph, problem.encoder, list(problem.classes), model,
+                           target=str(dataset.target.name),
+                           summary={"dataset": dataset.name, "skeleton": skeleton, "depth": depth, **hyper,
+                                    "termination": best.termination, "objective": objective, "bound": bound})
     if budget.signal is not None:
         steps["stopped"] = {"signal": signal.Signals(budget.signal).name, "objective": objective,
                             "seconds": budget.elapsed()}
