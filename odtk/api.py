@@ -18,12 +18,12 @@ import networkx as nx
 from odtk.budget import DEFAULT_TIME_LIMIT, Budget, Stopped, stop_on_signals
 from odtk.exceptions import ConfigError
 from odtk.models import DecisionGraph, TrainedModel
-from odtk.pipeline import milp, search
+from odtk.pipeline import search
 from odtk.pipeline.check import gap, honest_bound
 from odtk.pipeline.encode import Problem, as_dataset, group_vector, sample_weight_of
 from odtk.pipeline.methods import (STRATEGIES, available_models, defaults, engine_settings, hyperparameters,
                                    is_engine, method, skeleton_of, solver_for, starts_from_tree, strategy_of)
-from odtk.pipeline.start import WARM_STARTS, default_start, given_start, heuristic, majority_leaf
+from odtk.pipeline.start import WARM_STARTS, Start, default_start, given_start, heuristic, majority_leaf
 from odtk.progress import Progress
 from odtk.results import SolveResult
 from odtk.solvers import SolverOptions
@@ -180,13 +180,15 @@ def _train(problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, option
     start = _start(problem, shape, hyper, strategy, heuristic_time, warm_start, seed, steps, best, budget)
     if strategy == "heuristic":
         return
+    from odtk.pipeline import milp  # Pyomo: only for the MILPs
+
     found = milp.run(problem, shape, hyper, solver, options, handoff, start, steps, budget)
     best.hold(found.graph, found.termination)
     best.outcome, best.build_time = found.outcome, found.build_time
 
 
 def _start(problem: Problem, shape: nx.DiGraph, hyper: dict, strategy: str, heuristic_time: float,
-           warm_start: Any, seed: int | None, steps: dict, best: _Best, budget: Budget) -> milp.Start:
+           warm_start: Any, seed: int | None, steps: dict, best: _Best, budget: Budget) -> Start:
     """The model the MILP starts from (and the result of ``strategy="heuristic"``)."""
     if warm_start == "auto":
         warm_start = default_start(problem)
@@ -203,7 +205,7 @@ def _start(problem: Problem, shape: nx.DiGraph, hyper: dict, strategy: str, heur
         step = steps[origin]
         budget.progress.note(f"{origin.replace('_', ' ')}: objective {step['objective']:.6g} in {step['seconds']:.1f}s")
     best.hold(graph, "heuristic" if origin == "heuristic" else "time_limit")
-    return milp.Start(graph, origin, step["objective"])
+    return Start(graph, origin, step["objective"])
 
 
 def _result(model: str, module, problem: Problem, dataset, shape: nx.DiGraph, hyper: dict, solver: str,

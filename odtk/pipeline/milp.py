@@ -29,22 +29,10 @@ from odtk.models import DecisionGraph
 from odtk.pipeline.check import better, check_routing, self_check
 from odtk.pipeline.encode import Problem, check_model_size
 from odtk.pipeline.methods import side_constraints_on
+from odtk.pipeline.start import Start
 from odtk.solvers import SolverOptions, SolverOutcome, get_spec, solve_instance
 
 RESERVE_SHARE, RESERVE_SECONDS = 0.05, 0.5  # kept from the solver for decoding and checking
-
-
-@dataclass
-class Start:
-    """The model a MILP starts from: its graph, where it came from, and its objective."""
-
-    graph: DecisionGraph
-    origin: str  # "heuristic", "warm_start" or "leaf" (the majority class: never a MIP start)
-    objective: float
-
-    @property
-    def passed_to_solver(self) -> bool:
-        return self.origin != "leaf"
 
 
 @dataclass

@@ -13,6 +13,7 @@ Each start is scored on the training data by the formulation's own objective (``
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import networkx as nx
@@ -27,6 +28,19 @@ from odtk.pipeline.methods import starts_from_tree
 WARM_STARTS = ("cart", "best")  # named starting trees; "best" also runs the CP search
 CP_START_SHARE, CP_START_SECONDS = 0.2, 10.0  # the CP search's share of the budget left, and its cap
 HEURISTIC_SHARE = 0.5  # ODD's heuristic takes at most this share of the budget left
+
+
+@dataclass
+class Start:
+    """The model a MILP starts from: its graph, where it came from, and its objective."""
+
+    graph: DecisionGraph
+    origin: str  # "heuristic", "warm_start" or "leaf" (the majority class: never a MIP start)
+    objective: float
+
+    @property
+    def passed_to_solver(self) -> bool:
+        return self.origin != "leaf"
 
 
 def default_start(problem: Problem) -> str | None:
