@@ -66,6 +66,7 @@ FIELDS = 16
 (NODES, TIMED_OUT, ROOT_ERROR, ROOT_FEATURE, CACHED, STEP, LEVEL, UB, OUT_ERROR,
  OUT_BOUND, HALT) = range(11)
 STATE = 11
+FLAG_AT, HALT_AT = np.int64(0), np.int64(HALT)  # where the flags written by other threads are
 OPEN, TAKE, TRY = range(3)  # the next step: open a node, take a child's result, try a split
 DONE, FULL = range(2)  # what :func:`advance` returns
 # the columns of the cache table: a branch's key, lower bound, optimal errors (-1: unknown) and
@@ -152,7 +153,7 @@ class Frames(NamedTuple):
     rows_at: np.ndarray   # int64 [depth + 2, n]: its cover (``frame[SIZE]`` rows)
     ones_at: np.ndarray   # int64 [depth + 1, n]: the x_f = 1 side of the split it tries
     order_at: np.ndarray  # int64 [depth + 1, m]: its features in the order tried
-    state: np.ndarray     # int64 [10]: the entries above
+    state: np.ndarray     # int64 [STATE]: the entries above
 
 
 @dataclass
@@ -165,30 +166,47 @@ class Data:
     archive: Archive
     frames: Frames
     table: np.ndarray  # int64 [rows, 5]: the cache, open addressing (columns above)
-    time_limit: float
+    flag: np.ndarray   # int64 [1]: non-zero (a stop signal's number) stops the search
+    max_table_rows: int = MAX_TABLE_ROWS
+    full: bool = False  # the search stopped because the cache table could not grow
+    first: int = -1     # errors of the first incumbent (the greedy tree, or the root's leaf)
 
     @property
     def search_nodes(self) -> int:
         """The OR nodes the search expanded."""
         return int(self.frames.state[NODES])
 
+    def halt(self) -> None:
+        """Make the running search wind up (from another thread, as at a time limit)."""
+        self.frames.state[HALT] = 1
+
+    def incumbent(self) -> int | None:
+        """Errors of the best tree found so far, read while the search runs (None before the
+        first)."""
+        if self.first < 0:
+            return None
+        root = self.frames.frame[0]
+        return int(min(self.first, root[BEST])) if root[LEN] > 0 and root[BEST] >= 0 else self.first
+
 
 def make_data(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int, min_support: int,
-              counting_depth: int, cache: bool, bounds: bool, time_limit: float | None) -> Data:
-    """The search's inputs from a 0/1 matrix and classes 0..k-1."""
+              counting_depth: int, cache: bool, bounds: bool, flag: np.ndarray | None = None,
+              max_table_rows: int = MAX_TABLE_ROWS) -> Data:
+    """The search's inputs from a 0/1 matrix and classes 0..k-1; ``flag``: an int64 array whose
+    first entry stops the search when another thread makes it non-zero."""
     n, m = X.shape
-    rows, features = np.nonzero(X)
+    n_classes, depth, min_support, counting_depth = int(n_classes), int(depth), int(min_support), int(counting_depth)
     words = (n + 63) // 64
-    row_ptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))]).astype(np.int64)
-    samples = Samples(np.ascontiguousarray(X.T, dtype=np.uint8), y.astype(np.int64), row_ptr,
-                      features.astype(np.int64))
-    options = Options(n_classes, min_support, counting_depth, cache, bounds,
-                      bounds and min_support == 1, int(2 * m + 1).bit_length())
+    Xt = np.ascontiguousarray(np.asarray(X).T, dtype=np.uint8)
+    row_ptr, row_features = _feature_lists(X)
+    samples = Samples(Xt, y.astype(np.int64), row_ptr, row_features)
+    options = Options(n_classes, min_support, counting_depth, bool(cache), bool(bounds),
+                      bool(bounds) and min_support == 1, int(2 * m + 1).bit_length())
     width = m if counting_depth == 2 else 0
     pairs = PairCounts(np.zeros((3, n_classes, width, width), dtype=np.int32),
                        np.zeros((3, m), dtype=np.int64), np.zeros(3, dtype=np.int64),
-                       np.zeros((n_classes, m, words), dtype=np.uint64),
-                       np.zeros((words, m), dtype=np.uint64))
+                       np.zeros((n_classes, width, words if width else 0), dtype=np.uint64),
+                       np.zeros((words if width else 0, width), dtype=np.uint64))
     archive = Archive(np.zeros((depth + 1, ARCHIVE, words), dtype=np.uint64),
                       np.full((depth + 1, ARCHIVE), -1, dtype=np.int64),
                       np.zeros(depth + 1, dtype=np.int64), np.zeros(words, dtype=np.uint64))
@@ -196,10 +214,41 @@ def make_data(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int, min_supp
                     np.zeros((depth + 2, depth + 1), dtype=np.int64),
                     np.zeros((depth + 2, n), dtype=np.int64),
                     np.zeros((depth + 1, n), dtype=np.int64),
-                    np.zeros((depth + 1, m), dtype=np.int64), np.zeros(10, dtype=np.int64))
+                    np.zeros((depth + 1, m), dtype=np.int64), np.zeros(STATE, dtype=np.int64))
     table = np.full((TABLE_ROWS, 5), -1, dtype=np.int64)
-    return Data(samples, options, pairs, archive, frames, table,
-                np.inf if time_limit is None else float(time_limit))
+    flag = np.zeros(1, dtype=np.int64) if flag is None else flag
+    return Data(samples, options, pairs, archive, frames, table, flag, max(max_table_rows, TABLE_ROWS))
+
+
+def _feature_lists(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``row_ptr`` (int64) and ``row_features`` (int32): the features equal to 1, row by row,
+    made a block of rows at a time."""
+    counts = np.zeros(len(X) + 1, dtype=np.int64)
+    blocks = []
+    for start in range(0, len(X), ROW_BLOCK):
+        rows, features = np.nonzero(X[start:start + ROW_BLOCK])
+        counts[start + 1:start + ROW_BLOCK + 1] = np.bincount(rows, minlength=min(ROW_BLOCK, len(X) - start))
+        blocks.append(features.astype(np.int32))
+    return np.cumsum(counts), np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.int32)
+
+
+def footprint(n: int, m: int, ones: int, n_classes: int, depth: int, counting_depth: int) -> int:
+    """Bytes the arrays of a search take (:func:`make_data`; the cache table at its first size)
+    for ``n`` rows, ``m`` features of which ``ones`` entries are 1, at most ``depth`` levels."""
+    words, width = (n + 63) // 64, (m if counting_depth == 2 else 0)
+    samples = m * n + 16 * n + 4 * ones
+    pairs = 12 * n_classes * width**2 + 8 * (n_classes + 1) * width * words
+    search = 8 * (2 * depth + 3) * n + 8 * (depth + 1) * (m + ARCHIVE * words)
+    return samples + pairs + search + 40 * TABLE_ROWS
+
+
+def table_rows_within(nbytes: float) -> int:
+    """The cache table's most rows (a power of two) whose growth from half their number fits
+    in ``nbytes``, at most MAX_TABLE_ROWS."""
+    rows = TABLE_ROWS
+    while 2 * rows <= MAX_TABLE_ROWS and 1.5 * 40 * 2 * rows <= nbytes:
+        rows *= 2
+    return rows
 
 
 def max_path_length(m: int) -> int:
@@ -208,10 +257,33 @@ def max_path_length(m: int) -> int:
 
 
 # --------------------------------------------------------------------------- the driver
+def prepare() -> bool:
+    """Compile every kernel a search calls for the argument types :func:`make_data` gives, or
+    load it from numba's cache; True if anything was compiled."""
+    X = np.array([[0, 0, 1, 1], [0, 1, 0, 1], [1, 0, 0, 1], [1, 1, 1, 0]] * 3, dtype=bool)
+    y = np.array([0, 1, 1, 0] * 2 + [1, 0, 0, 1])
+    data = make_data(X, y, 2, 3, 1, 2, True, True)
+    run(data, 3)
+    rehash(data.table, np.full((2 * len(data.table), 5), -1, dtype=np.int64))
+    return any(kernel.stats.cache_misses for kernel in KERNELS)
+
+
+def cached() -> bool:
+    """Whether numba's cache holds current machine code of every kernel (False if unsure)."""
+    try:
+        return all(kernel._cache._cache_file._load_index() for kernel in KERNELS)
+    except (AttributeError, OSError, EOFError, ValueError):
+        return False
+
+
+def cache_folder() -> str | None:
+    """Where numba caches the kernels' machine code (None: not cached)."""
+    return advance.stats.cache_path
+
+
 def run(data: Data, depth: int) -> tuple[int, int, np.ndarray, np.ndarray, int]:
     """Search from the root: (errors, lower bound, features and labels in heap order, cache
     size). The greedy tree is the first incumbent when bounds are on."""
-    deadline = time.perf_counter() + data.time_limit
     state = data.frames.state
     state[ROOT_ERROR] = -1
     size = 2 ** (depth + 1)
@@ -219,7 +291,8 @@ def run(data: Data, depth: int) -> tuple[int, int, np.ndarray, np.ndarray, int]:
     ub = len(data.samples.y) - np.bincount(data.samples.y).max() + 1  # the leaf's errors + 1
     if data.options.use_bounds:
         ub = _grow(data, depth, -2, True, features, labels)
-    error, bound = _search(data, depth, ub, deadline)
+    data.first = ub if data.options.use_bounds else ub - 1
+    error, bound = _search(data, depth, ub)
     timed_out = state[TIMED_OUT] == 1
     if timed_out and 0 <= state[ROOT_ERROR] < ub:
         error = state[ROOT_ERROR]
@@ -233,39 +306,41 @@ def run(data: Data, depth: int) -> tuple[int, int, np.ndarray, np.ndarray, int]:
     return int(error), int(bound), features, labels, int(state[CACHED])
 
 
-def _search(data: Data, depth: int, ub: int, deadline: float) -> tuple[int, int]:
+def _search(data: Data, depth: int, ub: int) -> tuple[int, int]:
     """(errors of the optimal tree if they are < ``ub`` else -1, a lower bound) at the root:
-    :func:`advance` in chunks of split attempts sized to about CHUNK_SECONDS, the clock read
-    between them (past ``deadline`` the search winds up), the cache table grown when full."""
+    :func:`advance` until done, the cache table grown whenever it is full."""
     frames, state = data.frames, data.frames.state
     frames.rows_at[0] = np.arange(frames.rows_at.shape[1])
     frames.frame[0, SIZE] = frames.rows_at.shape[1]
     state[STEP], state[LEVEL], state[UB] = OPEN, 0, ub
-    splits = CHUNK_SPLITS if np.isfinite(deadline) else 1 << 62
-    while True:
-        started = time.perf_counter()
-        if started > deadline:
-            state[TIMED_OUT] = 1
-        status = advance(data.samples, data.options, data.pairs, data.archive, data.frames,
-                         data.table, depth, splits)
-        if status == DONE:
-            return int(state[OUT_ERROR]), int(state[OUT_BOUND])
-        if status == FULL:
-            table = np.full((2 * len(data.table), 5), -1, dtype=np.int64)
+    while advance(data.samples, data.options, data.pairs, data.archive, data.frames, data.table,
+                  depth, data.flag) == FULL:
+        _grow_table(data)
+    return int(state[OUT_ERROR]), int(state[OUT_BOUND])
+
+
+def _grow_table(data: Data) -> None:
+    """Double the cache table; past ``max_table_rows``, or without the memory, wind the search
+    up as at a time limit (``data.full``)."""
+    rows = 2 * len(data.table)
+    if rows <= data.max_table_rows:
+        try:
+            table = np.full((rows, 5), -1, dtype=np.int64)
+        except MemoryError:
+            pass
+        else:
             rehash(data.table, table)
             data.table = table
-        elapsed = time.perf_counter() - started
-        if elapsed < CHUNK_SECONDS / 2:
-            splits = min(2 * splits, 1 << 62)
-        elif elapsed > 2 * CHUNK_SECONDS:
-            splits = max(splits // 2, 1)
+            return
+    data.full = True
+    data.frames.state[TIMED_OUT] = 1
 
 
 def _grow(data: Data, depth: int, root_feature: int, greedy: bool, features: np.ndarray,
           labels: np.ndarray) -> int:
     """:func:`grow` on ``data``."""
     return int(grow(data.samples, data.options, data.pairs, data.frames.paths, data.table, depth,
-                    root_feature, greedy, features, labels))
+                    np.int64(root_feature), bool(greedy), features, labels))
 
 
 # --------------------------------------------------------------------------- primitives
@@ -275,6 +350,19 @@ def _popcount(typingctx, x):
     def codegen(context, builder, signature, args):
         return builder.ctpop(args[0])
     return types.uint64(types.uint64), codegen
+
+
+@intrinsic
+def _shared(typingctx, array, index):
+    """``array[index]`` of an int64 array, read from memory each time because another thread
+    writes it (a relaxed atomic load)."""
+    def codegen(context, builder, signature, args):
+        array_type, index_type = signature.args
+        view = context.make_array(array_type)(context, builder, args[0])
+        i = context.cast(builder, args[1], index_type, types.intp)
+        pointer = cgutils.get_item_pointer(context, builder, array_type, view, [i])
+        return builder.load_atomic(pointer, "monotonic", 8)
+    return types.int64(array, index), codegen
 
 
 @inner
@@ -675,11 +763,12 @@ def _known(options: Options, table: np.ndarray, low: int, high: int) -> bool:
 # --------------------------------------------------------------------------- the search
 @entry
 def advance(samples: Samples, options: Options, pc: PairCounts, archive: Archive, frames: Frames,
-            table: np.ndarray, depth: int, splits: int) -> int:
+            table: np.ndarray, depth: int, flag: np.ndarray) -> int:
     """Run the depth-first AND/OR search (one open OR node per level, no recursion) from where
-    ``frames.state`` says it stands, for at most ``splits`` split attempts. Returns DONE (the
-    root's errors if < its budget else -1, and a lower bound, in ``state[OUT_ERROR]``,
-    ``state[OUT_BOUND]``), PAUSED, or FULL when the table needs to grow before going on."""
+    ``frames.state`` says it stands. Returns DONE (the root's errors if < its budget else -1,
+    and a lower bound, in ``state[OUT_ERROR]``, ``state[OUT_BOUND]``) or FULL when the table
+    needs to grow before going on. Once ``flag[0]`` or ``state[HALT]`` is non-zero (written by
+    another thread) the search tries no more splits: it winds up as at a time limit."""
     state, frame = frames.state, frames.frame
     step, level, ub, slot = state[STEP], state[LEVEL], state[UB], PARENT
     error = bound = state[OUT_ERROR]
@@ -700,14 +789,12 @@ def advance(samples: Samples, options: Options, pc: PairCounts, archive: Archive
             elif _take(frame[level], error, bound):
                 ub, slot = _open_second(options, frames, level)
                 level, step = level + 1, OPEN
-        elif frame[level, POS] < frame[level, LEN] and not state[TIMED_OUT]:
+        elif frame[level, POS] < frame[level, LEN] and not _stopping(state, flag):
             # each step stores at most one entry, and there are fewer than 2 * depth + 4 of
             # them between two split attempts
-            full = 3 * (state[CACHED] + 2 * depth + 4) > 2 * len(table)
-            if splits == 0 or full:
+            if 3 * (state[CACHED] + 2 * depth + 4) > 2 * len(table):
                 state[STEP], state[LEVEL] = step, level
-                return FULL if full else PAUSED
-            splits -= 1
+                return FULL
             tried, ub, slot = _open_split(samples, options, pc, archive, frames, table, level, left)
             if tried:
                 level, step = level + 1, OPEN
@@ -718,6 +805,15 @@ def advance(samples: Samples, options: Options, pc: PairCounts, archive: Archive
             level, step = level - 1, TAKE
     state[OUT_ERROR], state[OUT_BOUND] = error, bound
     return DONE
+
+
+@inlined
+def _stopping(state: np.ndarray, flag: np.ndarray) -> bool:
+    """Whether the search winds up: it was told to (``state[TIMED_OUT]``), or another thread
+    has set ``flag[0]`` or ``state[HALT]`` since."""
+    if state[TIMED_OUT] == 0 and (_shared(flag, FLAG_AT) != 0 or _shared(state, HALT_AT) != 0):
+        state[TIMED_OUT] = 1
+    return state[TIMED_OUT] != 0
 
 
 @inlined
@@ -945,3 +1041,6 @@ def _node_rows(samples: Samples, paths: np.ndarray, node: int,
         rows = _side(samples.Xt[f], rows, side, np.empty(len(rows), dtype=np.int64))
         _extend(paths, up, 2 * f + side)
     return rows, level
+
+
+KERNELS = (advance, grow, rehash)  # the functions Python calls

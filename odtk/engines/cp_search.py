@@ -26,8 +26,15 @@ an itemset's *cover* is the set of samples satisfying all of them:
   a depth-3 node counts one child and takes the other's counts by subtraction) — the same
   trees the search would enumerate. ``counting_depth=0`` searches down to single leaves.
 
-The loops run compiled (:mod:`odtk.engines.cp_kernels`, which says why numba). A time limit
-stops the search and returns the best tree found with a proven lower bound.
+The loops run compiled (:mod:`odtk.engines.cp_kernels`, which says why numba); their first
+compilation on a machine (about 16 s of CPU, then loaded from numba's cache) happens before
+the search's clock starts, outside any time limit (``Budget.excluded``), so it never changes an
+answer. The search runs in a worker thread while the calling thread waits, reports progress
+(incumbent, bound, search nodes) and watches the deadline and the stop signals of the solve's
+:class:`~odtk.budget.Budget`. A time limit, a signal or a full cache (:func:`memory_available`
+bounds the search's memory) stops it with the best tree found and a proven lower bound; status
+``time_limit``, ``interrupted`` or ``memory_limit``. :func:`threshold_cap` sizes the numeric
+thresholds of large data so that the search fits its time and memory.
 
 Departures from the paper (section 4.2); none changes the optimum, since each only prunes
 sub-trees that cannot beat the incumbent or scores the same trees another way:
@@ -45,11 +52,19 @@ sub-trees that cannot beat the incumbent or scores the same trees another way:
 """
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import networkx as nx
 import numpy as np
+
+log = logging.getLogger(__name__)
 
 KEY = "cp"
 VARIANTS: dict[str, dict] = {"cp": {}}  # the --model keys this engine answers, with their settings
@@ -67,6 +82,10 @@ SAMPLE_WEIGHT = True  # whole-number weights: a row of weight w counts as w rows
 MAX_WEIGHTED_ROWS = 10_000_000  # the rows the search sees, weights expanded
 
 MAX_DEPTH = 20  # the tree is built in heap order: 2^(depth + 1) slots
+COMPILING = "compiling the CP search (once per machine)"
+LOADING = "loading the CP search"
+POLL_SECONDS = 0.2  # how often the waiting thread reports progress and looks at the deadline
+MEMORY_SHARE = 0.5  # of the memory free, the most a search's arrays and cache take
 Tree = tuple  # ("leaf", class) or (feature, tree for x_f = 0, tree for x_f = 1)
 
 
@@ -81,7 +100,7 @@ class SearchOutcome:
     tree: Tree
     error: int
     lower_bound: int
-    status: str  # "optimal" or "time_limit"
+    status: str  # "optimal", "time_limit", "interrupted" (a stop signal) or "memory_limit"
     search_nodes: int
     cache_size: int  # sub-trees stored for reuse (0 with ``cache=False``)
     seconds: float
@@ -93,30 +112,202 @@ class SearchOutcome:
 
 def search(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int, min_support: int = 1,
            counting_depth: int = 2, time_limit: float | None = None, cache: bool = True,
-           bounds: bool = True, sample_weight: np.ndarray | None = None) -> SearchOutcome:
+           bounds: bool = True, sample_weight: np.ndarray | None = None,
+           budget: Any = None) -> SearchOutcome:
     """The minimum-error tree of depth ≤ ``depth`` with ≥ ``min_support`` samples per leaf;
     ``cache`` and ``bounds`` switch the cache and the bounds off for ablations. Whole-number
-    ``sample_weight``: a row of weight w counts as w rows, in the errors and in ``min_support``."""
-    from . import cp_kernels  # numba's import and compilation wait until a search
+    ``sample_weight``: a row of weight w counts as w rows, in the errors and in ``min_support``.
 
+    The search stops at ``time_limit`` seconds after its start, at the deadline of ``budget``
+    (an :class:`odtk.budget.Budget`) or when the budget's stop flag is set (a signal), with the
+    best tree found; it reports its progress to the budget. Compiling the kernels (once per
+    machine) happens first and counts against neither."""
     if sample_weight is not None:
         X, y = _repeated(X, y, sample_weight)
     if len(y) < min_support:
         raise InvalidOptions(f"min_support={min_support} exceeds the {len(y)} training samples; "
                              "lower it.")
+    kernels = _kernels(budget)
     start = time.perf_counter()
+    stop_at = _deadline(time_limit, budget)
     X = np.asarray(X, dtype=bool)
     depth = min(depth, X.shape[1])  # a path tests each feature at most once
-    if depth > min(MAX_DEPTH, cp_kernels.max_path_length(X.shape[1])):
+    if depth > min(MAX_DEPTH, kernels.max_path_length(X.shape[1])):
         raise InvalidOptions(f"depth={depth} is deeper than this search handles with "
                              f"{X.shape[1]} features; lower it.")
-    data = cp_kernels.make_data(X, np.asarray(y), n_classes, depth, min_support, counting_depth,
-                                bool(cache), bool(bounds), time_limit)
-    error, bound, features, labels, cache_size = cp_kernels.run(data, depth)
-    lower_bound = min(max(int(bound), conflict_bound(X, y)), int(error))
-    status = "optimal" if lower_bound >= error else "time_limit"
-    return SearchOutcome(_nested(features, labels, 1), int(error), lower_bound, status,
-                         data.search_nodes, int(cache_size) if cache else 0, time.perf_counter() - start)
+    table_rows = _memory_plan(X, n_classes, depth, counting_depth)
+    conflicts = conflict_bound(X, y)
+    data = kernels.make_data(X, np.asarray(y), n_classes, depth, min_support, counting_depth,
+                             bool(cache), bool(bounds), None if budget is None else budget.flag,
+                             table_rows)
+    error, bound, features, labels, cache_size = _run(kernels, data, depth, stop_at, budget, conflicts)
+    lower_bound = min(max(bound, conflicts), error)
+    status = "optimal" if lower_bound >= error else (
+        "interrupted" if budget is not None and budget.stop_requested
+        else "memory_limit" if data.full else "time_limit")
+    if budget is not None:
+        budget.report(incumbent=error, bound=lower_bound, searched=data.search_nodes)
+    return SearchOutcome(_nested(features, labels, 1), error, lower_bound, status,
+                         data.search_nodes, cache_size if cache else 0, time.perf_counter() - start)
+
+
+_prepared = False  # the kernels were compiled or loaded in this process
+
+
+def _kernels(budget: Any):
+    """:mod:`odtk.engines.cp_kernels`, every kernel compiled or loaded from numba's cache (once
+    per process), outside ``budget``'s time limit."""
+    global _prepared
+    from . import cp_kernels  # numba's import and compilation wait until a search
+
+    if _prepared:
+        return cp_kernels
+    phase = LOADING if cp_kernels.cached() else COMPILING
+    if phase == COMPILING:
+        log.info("%s: about 16 s of CPU; cached in %s", phase, cp_kernels.cache_folder())
+    began = time.process_time()
+    with budget.excluded(phase) if budget is not None else contextlib.nullcontext():
+        compiled = _in_worker(cp_kernels.prepare, budget, lambda: _checked(budget))
+    if compiled:
+        message = (f"compiled the CP search in {time.process_time() - began:.0f} s of CPU, outside the "
+                   f"time limit; cached in {cp_kernels.cache_folder() or 'no folder (not writable)'}")
+        log.info(message)
+        if budget is not None:
+            budget.progress.note(message)
+    _prepared = True
+    return cp_kernels
+
+
+def _checked(budget: Any) -> float:
+    """POLL_SECONDS, after raising Stopped if a signal asked ``budget`` to stop."""
+    if budget is not None:
+        budget.check()
+    return POLL_SECONDS
+
+
+def _deadline(time_limit: float | None, budget: Any) -> float | None:
+    """The ``time.monotonic()`` at which the search stops: ``time_limit`` from now or the
+    budget's deadline, whichever comes first (None: neither)."""
+    ends = [] if time_limit is None else [time.monotonic() + max(float(time_limit), 0.0)]
+    if budget is not None and budget.deadline is not None:
+        ends.append(budget.deadline)
+    return min(ends, default=None)
+
+
+def _run(kernels, data, depth: int, stop_at: float | None, budget: Any,
+         bound: int) -> tuple[int, int, np.ndarray, np.ndarray, int]:
+    """:func:`cp_kernels.run` in a worker thread: halted at ``stop_at`` or on a stop signal (it
+    then keeps its best tree), reporting the incumbent, ``bound`` and the search nodes."""
+
+    def watch() -> float:
+        if budget is not None:
+            budget.report(incumbent=data.incumbent(), bound=bound, searched=data.search_nodes)
+        left = None if stop_at is None else stop_at - time.monotonic()
+        if (left is not None and left <= 0) or (budget is not None and budget.stop_requested):
+            data.halt()
+            return POLL_SECONDS
+        return POLL_SECONDS if left is None else min(POLL_SECONDS, left)
+
+    return _in_worker(lambda: kernels.run(data, depth), budget, watch, data.halt)
+
+
+def _in_worker(work: Callable[[], Any], budget: Any, watch: Callable[[], float],
+               halt: Callable[[], None] | None = None) -> Any:
+    """``work()`` in a worker thread (the kernels release the GIL) while this thread waits in
+    ``budget.waiting()``, free to run signal handlers, and calls ``watch()`` before each wait
+    (it returns the seconds to wait next, and may raise). When an exception ends the wait (a
+    second signal, Ctrl-C without a budget) ``halt()`` stops the worker, which is awaited; without
+    ``halt`` the worker is left to finish on its own."""
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            outcome["result"] = work()
+        except BaseException as exc:  # handed to the waiting thread
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=target, name="odtk-cp-search", daemon=True)
+    with budget.waiting() if budget is not None else contextlib.nullcontext():
+        worker.start()
+        try:
+            while worker.is_alive():
+                worker.join(watch())
+        except BaseException:
+            if halt is not None:
+                halt()
+                worker.join()
+            raise
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["result"]
+
+
+def _memory_plan(X: np.ndarray, n_classes: int, depth: int, counting_depth: int) -> int:
+    """The cache table's most rows within MEMORY_SHARE of the memory free; InvalidOptions when
+    the search's arrays alone do not fit."""
+    from . import cp_kernels
+
+    n, m = X.shape
+    need = cp_kernels.footprint(n, m, int(np.count_nonzero(X)), n_classes, depth, counting_depth)
+    room = MEMORY_SHARE * memory_available()
+    if need > room:
+        raise InvalidOptions(f"The CP search needs about {need / 2**30:.1f} GB for {n:,} rows and {m:,} "
+                             f"binary features, more than the {room / 2**30:.1f} GB it may take; use fewer "
+                             "thresholds per numeric column (max_thresholds, --max-thresholds).")
+    return cp_kernels.table_rows_within(room - need)
+
+
+def memory_available() -> int:
+    """Bytes this process can still allocate: the memory the system reports available (Linux's
+    MemAvailable, else half the physical memory), within a cgroup's limit and an address-space
+    limit (RLIMIT_AS) if set."""
+    free = _meminfo("/proc/meminfo", "MemAvailable:")
+    if free is None:
+        try:
+            free = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+        except (ValueError, OSError, AttributeError):
+            free = 4 << 30
+    limits = [free, _cgroup_room()]
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_AS)
+        if soft != resource.RLIM_INFINITY:
+            limits.append(soft - _address_space())
+    except (ImportError, OSError, ValueError):
+        pass
+    return max(min(limit for limit in limits if limit is not None), 0)
+
+
+def _meminfo(path: str, field: str) -> int | None:
+    """A ``field: … kB`` line of ``path`` in bytes (None if absent)."""
+    try:
+        with open(path) as lines:
+            for line in lines:
+                if line.startswith(field):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _cgroup_room() -> int | None:
+    """What this process's cgroup (v2) still allows, None without a limit."""
+    try:
+        with open("/sys/fs/cgroup/memory.max") as limit, open("/sys/fs/cgroup/memory.current") as used:
+            text = limit.read().strip()
+            return None if text == "max" else int(text) - int(used.read())
+    except (OSError, ValueError):
+        return None
+
+
+def _address_space() -> int:
+    """This process's virtual memory size in bytes (0 where unknown)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, AttributeError):
+        return 0
 
 
 def _repeated(X: np.ndarray, y: np.ndarray, sample_weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -142,9 +333,16 @@ def _nested(features: np.ndarray, labels: np.ndarray, node: int) -> Tree:
 
 def conflict_bound(X: np.ndarray, y: np.ndarray) -> int:
     """Errors no tree avoids: samples with equal features but a minority label among them."""
-    _, rows = np.unique(np.asarray(X, dtype=bool), axis=0, return_inverse=True)
-    counts = np.zeros((rows.max() + 1, int(np.max(y)) + 1), dtype=int)
-    np.add.at(counts, (rows.ravel(), np.asarray(y)), 1)
+    packed = np.packbits(np.asarray(X, dtype=bool), axis=1)  # a row's features as bytes
+    width = packed.shape[1]
+    if width <= 8:  # as one integer per row
+        packed = np.pad(packed, ((0, 0), (0, 8 - width)))
+    keys = np.ascontiguousarray(packed).view(np.uint64 if width <= 8 else np.dtype((np.void, width))).ravel()
+    _, rows = np.unique(keys, return_inverse=True)
+    y = np.asarray(y, dtype=np.int64)
+    classes = int(y.max()) + 1
+    counts = np.bincount(rows.ravel() * classes + y, minlength=(rows.max() + 1) * classes)
+    counts = counts.reshape(-1, classes)
     return int((counts.sum(axis=1) - counts.max(axis=1)).sum())
 
 
