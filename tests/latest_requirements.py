@@ -1,14 +1,15 @@
 """Print odtk's requirements (with the extras named on the command line) without upper bounds.
 
-``make test-latest`` installs these to test odtk against the newest release of every
-dependency, beyond the tested ranges of ``pyproject.toml``.
+``make test-latest`` installs odtk without its dependencies, then these, to test odtk against
+the newest release of every dependency, beyond the tested ranges of ``pyproject.toml``. They
+are read from the installed odtk's metadata (``pyproject.toml`` itself needs ``tomllib``,
+which Python 3.10 lacks).
 """
 from __future__ import annotations
 
 import re
 import sys
-import tomllib
-from pathlib import Path
+from importlib.metadata import requires
 
 
 def unbounded(requirement: str) -> str:
@@ -18,13 +19,17 @@ def unbounded(requirement: str) -> str:
     return name + ",".join(kept)
 
 
+def selected(requirement: str, extras: set[str]) -> str | None:
+    """The requirement without its marker when odtk needs it with ``extras``, else None."""
+    spec, _, marker = requirement.partition(";")
+    extra = re.search(r"extra\s*==\s*['\"]([^'\"]+)['\"]", marker)
+    return spec.strip() if extra is None or extra.group(1) in extras else None
+
+
 def main(extras: list[str]) -> None:
-    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
-    requirements = list(project["dependencies"])
-    for extra in ",".join(extras).split(","):
-        if extra:
-            requirements += project["optional-dependencies"][extra]
-    print(" ".join(unbounded(r) for r in requirements))
+    chosen = {extra for extra in ",".join(extras).split(",") if extra}
+    wanted = [selected(requirement, chosen) for requirement in requires("odtk") or []]
+    print(" ".join(unbounded(requirement) for requirement in wanted if requirement))
 
 
 if __name__ == "__main__":
