@@ -102,8 +102,8 @@ def cases(solvers: list[str]) -> list[Case]:
     """The phases interrupted, for each installed solver in ``solvers``.
 
     Each instance makes its phase last several seconds: a 100,000-row CSV for reading and
-    encoding, ODD with skeleton 1-2-4-8 for the heuristic, build and hand-off, HiGHS's presolve
-    on ODD with iris, FlowOCT at depth 3 on 306 numeric rows for branch and bound, BendersOCT at
+    encoding, FlowOCT at depth 3 on ionosphere's 445 binary features for the starting trees, ODD
+    with skeleton 1-2-4-8 for the heuristic, build and hand-off, HiGHS's presolve on ODD with iris, FlowOCT at depth 3 on 306 numeric rows for branch and bound, BendersOCT at
     depth 3 on monk2 for Gurobi and CPLEX (within their free licences), the CP search at depth 5
     and the SAT model's calls.
     """
@@ -114,8 +114,8 @@ def cases(solvers: list[str]) -> list[Case]:
     found = [
         Case("reading", "-", ("--model", "cp", "--depth", "3", *big), False, next(rotate)),
         Case("encoding", "-", ("--model", "cp", "--depth", "3", *big), False, next(rotate)),
-        Case("starting tree", "highs", ("--model", "flowoct", "--dataset", "uci/optical-recognition",
-                                        "--depth", "3", "--solver", "highs"), None, next(rotate)),
+        Case("starting tree", "highs", ("--model", "flowoct", "--dataset", "binary/ionosphere", "--depth", "3",
+                                        "--solver", "highs"), None, next(rotate)),
         Case("heuristic", "highs", ("--model", "odd", "--dataset", "uci/iris", "--skeleton", "1-2-4-8",
                                     "--solver", "highs"), None, next(rotate)),
         Case("building", "highs", (*odd_build, "--solver", "highs"), True, next(rotate)),
