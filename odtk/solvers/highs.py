@@ -4,15 +4,15 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import signal
 import sys
-import threading
 import time
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
+from odtk.solvers import isolated
+from odtk.solvers.isolated import Watch
 from odtk.solvers.options import OPTIMALITY_TOLERANCE, SolverOptions
 from odtk.solvers.registry import SolverSpec
 from odtk.solvers.standard_form import StandardForm
@@ -47,10 +47,11 @@ def highs_lp(form: StandardForm, minimize_only: bool = False):
     lp.offset_ = flip * form.offset
     lp.col_lower_, lp.col_upper_ = form.col_lower, form.col_upper
     lp.row_lower_, lp.row_upper_ = form.row_lower, form.row_upper
+    A = form.A if form.A.format == "csc" else form.A.tocsc()
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = form.A.indptr
-    lp.a_matrix_.index_ = form.A.indices
-    lp.a_matrix_.value_ = form.A.data
+    lp.a_matrix_.start_ = A.indptr
+    lp.a_matrix_.index_ = A.indices
+    lp.a_matrix_.value_ = A.data
     lp.integrality_ = [highspy.HighsVarType.kInteger if i else highspy.HighsVarType.kContinuous
                        for i in form.integer]
     if form.maximize and not minimize_only:
@@ -95,18 +96,25 @@ def _silenced_descriptors():
 
 
 def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
-    """HiGHS through its matrix API. HiGHS 1.16 can return the MIP start itself as its optimal
+    """HiGHS through its matrix API, in a child process where the form allows it
+    (:mod:`odtk.solvers.isolated`). HiGHS 1.16 can return the MIP start itself as its optimal
     solution after improving the start's image in the presolved model (the values it returns then
     score less than the objective it reports): such a solve is run again without the start."""
+    if isolated.wanted(form):
+        return isolated.solve(form, spec, options, __name__, "csc")
     start = time.perf_counter()
     raw = _run_highs(form, spec, options, form.start)
     if raw.pop("start_returned"):
         log.info("HiGHS returned its MIP start instead of its optimum; solving again without the start")
-        left = None if options.time_limit is None else max(options.time_limit - (time.perf_counter() - start), 0.0)
-        again = _run_highs(form, spec, replace(options, time_limit=left), None)
+        again = _run_highs(form, spec, _less(options, time.perf_counter() - start), None)
         again.pop("start_returned")
         raw = {**again, "handoff": raw["handoff"] + again["handoff"]}
     return raw
+
+
+def _less(options: SolverOptions, seconds: float) -> SolverOptions:
+    """``options`` with ``seconds`` taken off its time limit."""
+    return options if options.time_limit is None else replace(options, time_limit=max(options.time_limit - seconds, 0.0))
 
 
 def _run_highs(form: StandardForm, spec: SolverSpec, options: SolverOptions,
@@ -115,8 +123,6 @@ def _run_highs(form: StandardForm, spec: SolverSpec, options: SolverOptions,
 
     start = time.perf_counter()
     highs = _highs_model(form, options.log)
-    for key, value in options.native(spec).items():
-        highs.setOptionValue(key, bool(value) if key == "output_flag" else value)
     if mip_start is not None:
         known = np.flatnonzero(~np.isnan(mip_start)).astype(np.int32)
         highs.setSolution(len(known), known, mip_start[known])
@@ -125,7 +131,9 @@ def _run_highs(form: StandardForm, spec: SolverSpec, options: SolverOptions,
     if form.cutoff is not None:
         highs.setOptionValue("objective_bound", form.cutoff if not form.maximize else -form.cutoff)
     handoff = time.perf_counter() - start
-    _run_interruptibly(highs)
+    for key, value in isolated.after_handoff(options, handoff).native(spec).items():
+        highs.setOptionValue(key, bool(value) if key == "output_flag" else value)
+    _run_watched(highs, form, Watch(options.budget))
     status = highs.getModelStatus()
     info = highs.getInfo()
     has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
@@ -152,8 +160,6 @@ def _highs_model(form: StandardForm, log: bool):
     if highs is None:
         highs = new_highs(log)
         highs.passModel(highs_lp(form))
-        if form.on_solution is not None:  # read at each call: a growing form's callback may change
-            highs.cbMipSolution.subscribe(lambda event: form.on_solution(np.array(event.data_out.mip_solution)))
         if isinstance(form, GrowingForm):
             form.highs = highs
         return highs
@@ -164,26 +170,40 @@ def _highs_model(form: StandardForm, log: bool):
     return highs
 
 
-def _run_interruptibly(highs) -> None:
-    """``highs.run()``, which Ctrl-C stops: HiGHS runs no Python code, so SIGINT only marks the
-    solve here, and HiGHS's interrupt callbacks (Python code in this thread) then stop it."""
-    if (threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
-        highs.run()  # only the main thread sees SIGINT; keep any other handler in place
-        return
-    pressed = threading.Event()
-
+def _run_watched(highs, form: StandardForm, watch: Watch) -> None:
+    """``highs.run()``, which ``watch`` stops through HiGHS's interrupt callbacks (HiGHS consults
+    them in its simplex, interior point and branch and bound, not in presolve or the MIP's root
+    LP), reporting the bound, incumbent and nodes, and passing each MIP solution to
+    ``form.on_solution``."""
     def interrupt(event) -> None:
-        if pressed.is_set():
+        if watch.should_stop():
             event.interrupt()
 
-    callbacks = (highs.cbSimplexInterrupt, highs.cbIpmInterrupt, highs.cbMipInterrupt)
-    for callback in callbacks:
-        callback.subscribe(interrupt)
-    signal.signal(signal.SIGINT, lambda signum, frame: pressed.set())
+    def progress(event) -> None:
+        out = event.data_out
+        watch.report(bound=out.mip_dual_bound, incumbent=out.mip_primal_bound, nodes=out.mip_node_count)
+
+    def improved(event) -> None:
+        watch.report(force=True, incumbent=event.data_out.objective_function_value)
+
+    def found(event) -> None:
+        if form.on_solution is not None:
+            form.on_solution(np.array(event.data_out.mip_solution))
+
+    def watched(*steps: Callable) -> Callable:
+        def callback(event) -> None:
+            for step in steps:
+                watch.call(step, event)
+        return callback
+
+    subscribed = [(highs.cbSimplexInterrupt, watched(interrupt)), (highs.cbIpmInterrupt, watched(interrupt)),
+                  (highs.cbMipInterrupt, watched(progress, interrupt)),
+                  (highs.cbMipImprovingSolution, watched(improved)), (highs.cbMipSolution, watched(found))]
+    for callbacks, callback in subscribed:
+        callbacks.subscribe(callback)
     try:
-        highs.run()
+        with watch.running():
+            highs.run()
     finally:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        for callback in callbacks:  # a kept model runs again: no stale handlers
-            callback.unsubscribe(interrupt)
+        for callbacks, callback in subscribed:  # a kept model runs again: no stale callbacks
+            callbacks.unsubscribe(callback)

@@ -2,13 +2,13 @@
 handler, user cuts in a separator, both calling odtk's callbacks from inside one search."""
 from __future__ import annotations
 
-import signal
-import threading
 import time
 from typing import Callable
 
 import numpy as np
 
+from odtk.solvers import isolated
+from odtk.solvers.isolated import Watch
 from odtk.solvers.options import SolverOptions
 from odtk.solvers.registry import SolverSpec
 from odtk.solvers.standard_form import LazyRow, StandardForm
@@ -29,29 +29,32 @@ def version(spec: SolverSpec) -> str:
 
 
 def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
+    """SCIP, in a child process where the form allows it (:mod:`odtk.solvers.isolated`)."""
+    if isolated.wanted(form):
+        return isolated.solve(form, spec, options, __name__, "csr")
     from pyscipopt import Model
 
     start = time.perf_counter()
     model = Model()
     model.hideOutput(not options.log)
-    _set_options(model, spec, options)
     columns = _add_columns(model, form)
     _add_rows(model, form, columns)
     if form.start is not None:
         _add_start(model, columns, form.start)
     if form.cutoff is not None:
         model.setObjlimit(form.cutoff)
-    errors: list[BaseException] = []
+    watch = Watch(options.budget)
     if form.lazy is not None:
-        _include_lazy_rows(model, form.lazy, columns, errors)
+        _include_lazy_rows(model, form.lazy, columns, watch)
     if form.user_cuts is not None:
-        _include_user_cuts(model, form.user_cuts, columns, errors)
-    model.setParam("misc/catchctrlc", _owns_ctrl_c())
+        _include_user_cuts(model, form.user_cuts, columns, watch)
+    _include_watch(model, form, columns, watch)
+    model.setParam("misc/catchctrlc", False)  # Ctrl-C reaches the watch instead
     handoff = time.perf_counter() - start
+    _set_options(model, spec, isolated.after_handoff(options, handoff))
     try:
-        model.optimize()
-        if errors:
-            raise errors[0]
+        with watch.running():
+            model.optimize()
         return _outcome(model, form, columns, handoff)
     finally:
         model.freeProb()  # now: the callbacks hold the model in a reference cycle
@@ -86,7 +89,7 @@ def _add_rows(model, form: StandardForm, columns: list) -> None:
     (no expression arithmetic: a dense ``A @ x`` costs O(rows · columns))."""
     from pyscipopt.scip import Expr, ExprCons, Term
 
-    A = form.A.tocsr()
+    A = form.A if form.A.format == "csr" else form.A.tocsr()
     terms = [Term(var) for var in columns]
     index, start, value = A.indices.tolist(), A.indptr.tolist(), A.data.tolist()
     lower = np.where(np.isinf(form.row_lower), None, form.row_lower).tolist()
@@ -106,41 +109,65 @@ def _add_start(model, columns: list, start: np.ndarray) -> None:
     model.addSol(solution)
 
 
-def _owns_ctrl_c() -> bool:
-    """SCIP catches SIGINT itself (stopping as 'userinterrupt') only where Python would raise
-    KeyboardInterrupt: in the main thread under Python's default handler."""
-    return (threading.current_thread() is threading.main_thread()
-            and signal.getsignal(signal.SIGINT) is signal.default_int_handler)
-
-
 def _outcome(model, form: StandardForm, columns: list, handoff: float) -> dict:
     status = model.getStatus()
     values = None
     if model.getNSols() > 0 and status != "infeasible":  # (with a cutoff, SCIP keeps worse solutions)
         best = model.getBestSol()
         values = np.array([model.getSolVal(best, var) for var in columns])
-    bound = model.getDualbound() if values is not None or status == "optimal" else None
+    bound = model.getDualbound()  # kept without a solution too (with a cutoff: nothing better exists)
     return dict(termination=_TERMINATION.get(status, "error"), values=values,
-                bound=None if bound is None or abs(bound) >= model.infinity() else bound,
+                bound=bound if abs(bound) < model.infinity() else None,
                 handoff=handoff, message=f"SCIP status {status}",
                 nodes=int(model.getNTotalNodes()) if form.integer.any() else None)
 
 
 # --------------------------------------------------------------------------- callbacks
-def _violated_rows(separate: Callable[[np.ndarray], list[LazyRow]], values: np.ndarray,
-                   errors: list[BaseException], model) -> list[LazyRow]:
-    """``separate(values)``; an exception stops the solve and is raised once SCIP returns (an
-    exception cannot cross SCIP's C callbacks)."""
-    try:
-        return separate(values)
-    except Exception as exc:  # noqa: BLE001 - re-raised by solve()
-        errors.append(exc)
+def _violated_rows(separate: Callable[[np.ndarray], list[LazyRow]], values: np.ndarray, watch: Watch,
+                   model) -> list[LazyRow]:
+    """``separate(values)``; an exception (which cannot cross SCIP's C callbacks) or the watch's
+    stop rule stops the solve, the exception raised once SCIP returns."""
+    found: list[LazyRow] = []
+    if watch.call(lambda: found.extend(separate(values))):
         model.interruptSolve()
-        return []
+    return found
+
+
+def _include_watch(model, form: StandardForm, columns: list, watch: Watch) -> None:
+    """An event handler that stops SCIP when ``watch`` says so (checked at each presolve round,
+    LP solved, node and solution), reports its bound, incumbent and nodes, and passes each new
+    best solution to ``form.on_solution``."""
+    from pyscipopt import SCIP_EVENTTYPE, Eventhdlr
+
+    seen = (SCIP_EVENTTYPE.PRESOLVEROUND | SCIP_EVENTTYPE.LPSOLVED | SCIP_EVENTTYPE.NODEFOCUSED
+            | SCIP_EVENTTYPE.BESTSOLFOUND)
+
+    class Watched(Eventhdlr):
+        def eventinit(self):
+            self.model.catchEvent(seen, self)
+
+        def eventexec(self, event):
+            if watch.call(self._seen, event.getType()):
+                self.model.interruptSolve()
+            return {}
+
+        def _seen(self, kind) -> None:
+            if kind == SCIP_EVENTTYPE.BESTSOLFOUND:
+                best = self.model.getBestSol()
+                watch.report(force=True, incumbent=self.model.getSolObjVal(best))
+                if form.on_solution is not None:
+                    form.on_solution(np.array([self.model.getSolVal(best, var) for var in columns]))
+            else:
+                infinite = self.model.infinity()
+                bound, incumbent = self.model.getDualbound(), self.model.getPrimalbound()
+                watch.report(bound=bound if abs(bound) < infinite else None, nodes=self.model.getNNodes(),
+                             incumbent=incumbent if abs(incumbent) < infinite else None)
+
+    model.includeEventhdlr(Watched(), "odtk_watch", "odtk's stop rule, progress and solutions")
 
 
 def _include_lazy_rows(model, lazy: Callable[[np.ndarray], list[LazyRow]], columns: list,
-                       errors: list[BaseException]) -> None:
+                       watch: Watch) -> None:
     """A constraint handler enforcing ``lazy`` after integrality (negative priorities): it sees
     integral LP and pseudo solutions and every candidate incumbent, and adds the violated rows
     as constraints of the model. It locks every variable both ways, since its rows are unknown
@@ -156,7 +183,7 @@ def _include_lazy_rows(model, lazy: Callable[[np.ndarray], list[LazyRow]], colum
             return np.array([self.model.getSolVal(solution, var) for var in columns])
 
         def _enforce(self, solution=None) -> dict:
-            rows = self.pending + _violated_rows(lazy, self._values(solution), errors, self.model)
+            rows = self.pending + _violated_rows(lazy, self._values(solution), watch, self.model)
             self.pending = []
             for indices, coefficients, rhs in rows:
                 self.model.addCons(quicksum(a * columns[j] for j, a in zip(indices.tolist(), coefficients.tolist()))
@@ -164,7 +191,7 @@ def _include_lazy_rows(model, lazy: Callable[[np.ndarray], list[LazyRow]], colum
             return {"result": SCIP_RESULT.CONSADDED if rows else SCIP_RESULT.FEASIBLE}
 
         def conscheck(self, constraints, solution, checkintegrality, checklprows, printreason, completely):
-            rows = _violated_rows(lazy, self._values(solution), errors, self.model)
+            rows = _violated_rows(lazy, self._values(solution), watch, self.model)
             self.pending = self.pending + rows
             return {"result": SCIP_RESULT.INFEASIBLE if rows else SCIP_RESULT.FEASIBLE}
 
@@ -188,7 +215,7 @@ def _include_lazy_rows(model, lazy: Callable[[np.ndarray], list[LazyRow]], colum
 
 
 def _include_user_cuts(model, user_cuts: Callable[[np.ndarray], list[LazyRow]], columns: list,
-                       errors: list[BaseException]) -> None:
+                       watch: Watch) -> None:
     """A separator passing each node's LP solution to ``user_cuts`` and adding the violated
     inequalities it returns as (global, removable) cutting planes."""
     from pyscipopt import SCIP_RESULT, Sepa
@@ -197,7 +224,7 @@ def _include_user_cuts(model, user_cuts: Callable[[np.ndarray], list[LazyRow]], 
         def sepaexeclp(self):
             values = np.array([self.model.getSolVal(None, var) for var in columns])
             added = 0
-            for indices, coefficients, rhs in _violated_rows(user_cuts, values, errors, self.model):
+            for indices, coefficients, rhs in _violated_rows(user_cuts, values, watch, self.model):
                 row = self.model.createEmptyRowSepa(self, "odtk_cut", lhs=None, rhs=rhs, local=False)
                 self.model.cacheRowExtensions(row)
                 for j, a in zip(indices.tolist(), coefficients.tolist()):

@@ -36,7 +36,9 @@ def solve_instance(instance, solver: str, options: SolverOptions | None = None,
     valid inequalities: solvers with the ``user_cuts`` capability add them at branch-and-bound
     nodes through the native hand-off; otherwise a root cut loop (``root_cuts``) adds them to
     the model before the solve.
-    A solver stopped by Ctrl-C raises KeyboardInterrupt, as Python code does.
+    HiGHS and SCIP solve in a child process where no callback needs this one
+    (:mod:`odtk.solvers.isolated`). A solve stopped by a signal (``options.budget``'s stop rule,
+    or Ctrl-C without a budget) returns its best solution with termination ``interrupted``.
     """
     options = options or SolverOptions()
     if get_spec(solver).kind != "milp":
@@ -50,6 +52,7 @@ def solve_instance(instance, solver: str, options: SolverOptions | None = None,
     if warm_start:
         form.start = np.array([np.nan if v.value is None else v.value for v in form.columns], dtype=float)
     form.cutoff = cutoff
+    form.isolate = True  # where the backend can and no callback below needs this process
     if lazy is not None:
         if handoff != "native" or not spec.capabilities["lazy_callbacks"]:
             raise ConfigError(f"{solver} takes no lazy constraints through the {handoff} hand-off.")
@@ -86,11 +89,10 @@ def solve_instance(instance, solver: str, options: SolverOptions | None = None,
 
 def checked_outcome(form: StandardForm, spec: SolverSpec, options: SolverOptions, raw: dict,
                     seconds: float, compile_time: float = 0.0) -> SolverOutcome:
-    """What a backend returned for ``form`` (``raw``, after ``seconds``), checked: Ctrl-C stops
-    the caller too, a solution must meet the model's rows, bounds and integrality (it is then
-    loaded into the variables), and "optimal" needs a bound that meets the objective."""
-    if raw["termination"] == "interrupted":  # the solver stopped on Ctrl-C: so does the caller
-        raise KeyboardInterrupt
+    """What a backend returned for ``form`` (``raw``, after ``seconds``), checked: a solution
+    must meet the model's rows, bounds and integrality (it is then loaded into the variables,
+    also when the solve was interrupted or timed out), and "optimal" needs a bound that meets the
+    objective."""
     values = raw["values"]
     if values is not None and (violation := model_violation(form, values)) > FEASIBILITY_TOLERANCE:
         raw.update(termination="error", message=(

@@ -1,6 +1,7 @@
 """The standard form every native backend receives, compiled by Pyomo, and checks on solutions."""
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -25,6 +26,23 @@ class ModelSize:
 LazyRow = tuple[np.ndarray, np.ndarray, float]  # Σ coefficients · x[indices] ≤ rhs
 
 
+@dataclass(frozen=True)
+class CompressedMatrix:
+    """A sparse matrix as its compressed arrays, column-wise (``format`` "csc") or row-wise
+    ("csr"), read by the backends as they read scipy's arrays: what a solver process receives,
+    so that it need not import scipy."""
+
+    format: str
+    data: np.ndarray
+    indices: np.ndarray
+    indptr: np.ndarray
+    shape: tuple[int, int]
+
+    @property
+    def nnz(self) -> int:
+        return len(self.data)
+
+
 @dataclass
 class StandardForm:
     """``max/min c·x + offset`` s.t. ``row_lower <= A x <= row_upper``, bounds, integrality."""
@@ -47,6 +65,9 @@ class StandardForm:
     user_cuts: Callable[[np.ndarray], list[LazyRow]] | None = None
     # called with every MIP solution the solver finds (solvers with a solution callback)
     on_solution: Callable[[np.ndarray], None] | None = None
+    # solve in a child process that can always be stopped (HiGHS, SCIP; odtk.solvers.isolated),
+    # where the form needs no callback of this process
+    isolate: bool = False
 
     @property
     def size(self) -> ModelSize:
@@ -58,6 +79,15 @@ class StandardForm:
         if not self.A.shape[0]:
             return np.ones(0)
         return np.maximum(abs(self.A).max(axis=1).toarray().ravel(), 1.0)
+
+
+def portable(form: StandardForm, layout: str) -> StandardForm:
+    """``form`` without what ties it to this process (its Pyomo columns, callbacks, a kept
+    solver model), its matrix as a :class:`CompressedMatrix` in ``layout`` ("csc" or "csr")."""
+    A = form.A if form.A.format == layout else (form.A.tocsc() if layout == "csc" else form.A.tocsr())
+    fields = {f.name: getattr(form, f.name) for f in dataclasses.fields(StandardForm)}
+    return StandardForm(**{**fields, "A": CompressedMatrix(layout, A.data, A.indices, A.indptr, A.shape), "columns": [],
+                           "lazy": None, "user_cuts": None, "on_solution": None, "isolate": False})
 
 
 def to_standard_form(instance) -> StandardForm:
