@@ -22,6 +22,10 @@ misclassified / n + α · (active internal nodes other than the root) / (|V_I| �
 is returned. With ``sample_weight`` every count above — class counts of the entropies,
 majorities, errors and n — is a total weight (unit weights give the same diagrams). The result
 follows the decoded-graph convention of :mod:`odtk.models`.
+
+Inside a solve the starts also end at the solve budget's deadline or on a signal: the budget is
+looked at before every split and merge, so a start in progress is dropped within one of them and
+the best diagram of the finished starts is returned (``status`` says why it ended).
 """
 from __future__ import annotations
 
@@ -31,9 +35,11 @@ from dataclasses import dataclass, field
 import networkx as nx
 import numpy as np
 
+from odtk.budget import Budget, Stopped
 from odtk.exceptions import DataError
 
 EPSILON = 1e-4  # least gap between the two sides of a split, as in the MILP
+REPORT_SECONDS = 0.5  # progress goes to the budget at most this often
 
 Target = tuple[str, int]  # ("node", node id) or ("leaf", class index)
 Arc = tuple[int, bool]  # (node id, outcome)
@@ -49,6 +55,7 @@ class HeuristicResult:
     active_nodes: int
     starts: int
     seconds: float
+    status: str = "done"  # "done" (its own limits), "time_limit" (the solve's deadline) or "interrupted"
 
 
 @dataclass
@@ -69,12 +76,15 @@ class _Flow:
 def construct_diagram(X: np.ndarray, y: np.ndarray, widths: list[int], n_classes: int, *,
                       alpha: float = 0.01, time_budget: float = 5.0, max_starts: int | None = None,
                       feature_fraction: float = 0.6, seed: int = 0,
-                      sample_weight: np.ndarray | None = None) -> HeuristicResult:
+                      sample_weight: np.ndarray | None = None, budget: Budget | None = None) -> HeuristicResult:
     """Best diagram of several constructive starts within ``time_budget`` seconds.
 
     ``X`` holds features scaled to [0, 1], ``y`` class indices ``0..n_classes-1`` and
     ``widths`` the maximum number of internal nodes per layer (root first); ``sample_weight``
-    (non-negative, not all zero) weighs the rows in every count.
+    (non-negative, not all zero) weighs the rows in every count. ``budget`` (the solve's
+    :class:`~odtk.budget.Budget`) stops the starts early, within one split, at its deadline or on a
+    signal, and receives the best objective and the number of starts (``incumbent``, ``rounds``);
+    the best diagram so far is returned then (the majority class alone if no start has ended).
     """
     X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=int)
     if X.ndim != 2 or len(X) == 0 or len(X) != len(y):
@@ -89,22 +99,56 @@ def construct_diagram(X: np.ndarray, y: np.ndarray, widths: list[int], n_classes
     n_features = X.shape[1]
     subset_size = max(1, int(n_features * feature_fraction))
     penalty = alpha / max(sum(widths) - 1, 1)
-    best: tuple[float, dict[int, _Node]] | None = None
+    watch = _Watch(budget)
+    best: tuple[float, dict[int, _Node]] = (_misclassified({}, onehot) / total, {})  # the root alone
     starts = 0
-    while (max_starts is None or starts < max_starts) and (
-            starts == 0 or time.perf_counter() - started < time_budget):
-        subset = None if starts == 0 else subset_size
-        nodes = _construct(X, y, onehot, widths, subset, rng)
-        _prune(nodes, onehot, len(widths), penalty * total)
-        value = _misclassified(nodes, onehot) / total + penalty * max(len(nodes) - 1, 0)
-        if best is None or value < best[0]:
-            best = value, nodes
-        starts += 1
+    try:
+        while (max_starts is None or starts < max_starts) and (
+                starts == 0 or time.perf_counter() - started < time_budget):
+            subset = None if starts == 0 else subset_size
+            nodes = _construct(X, y, onehot, widths, subset, rng, watch)
+            _prune(nodes, onehot, len(widths), penalty * total)
+            value = _misclassified(nodes, onehot) / total + penalty * max(len(nodes) - 1, 0)
+            if starts == 0 or value < best[0]:
+                best = value, nodes
+            starts += 1
+            watch.report(best[0], starts, force=starts == 1)
+    except (_Halt, Stopped):
+        watch.halted()
+    watch.report(best[0], starts, force=True)
     value, nodes = best
     graph = _to_graph(nodes, onehot, n_features, len(widths))
     internal = sum(1 for _, attrs in graph.nodes(data=True) if "label" not in attrs)
     return HeuristicResult(graph, value, _misclassified(nodes, onehot), internal, starts,
-                           time.perf_counter() - started)
+                           time.perf_counter() - started, watch.status)
+
+
+class _Halt(Exception):
+    """The solve's budget asks the heuristic to stop."""
+
+
+class _Watch:
+    """The solve's budget seen from the heuristic: whether to stop, and its progress reports."""
+
+    def __init__(self, budget: Budget | None):
+        self.budget, self.status, self.reported = budget, "done", -float("inf")
+
+    def check(self) -> None:
+        """Raise :class:`_Halt` when the budget says stop (a signal, or its deadline)."""
+        if self.budget is not None and self.budget.should_stop():
+            raise _Halt
+
+    def report(self, objective: float, starts: int, force: bool = False) -> None:
+        """The best objective and the starts so far, at most every ``REPORT_SECONDS``."""
+        if self.budget is None:
+            return
+        now = time.perf_counter()
+        if force or now - self.reported >= REPORT_SECONDS:
+            self.reported = now
+            self.budget.report(incumbent=objective, rounds=starts)
+
+    def halted(self) -> None:
+        self.status = "interrupted" if self.budget is None or self.budget.stop_requested else "time_limit"
 
 
 def _features(n_features: int, subset: int | None, rng: np.random.Generator) -> np.ndarray:
@@ -115,14 +159,15 @@ def _features(n_features: int, subset: int | None, rng: np.random.Generator) -> 
 
 
 def _construct(X: np.ndarray, y: np.ndarray, onehot: np.ndarray, widths: list[int],
-               subset: int | None, rng: np.random.Generator) -> dict[int, _Node]:
+               subset: int | None, rng: np.random.Generator, watch: _Watch) -> dict[int, _Node]:
     """One top-down pass: split every node of a layer, then fit its flows to the next width."""
     nodes: dict[int, _Node] = {}
     flows = [_Flow([], np.arange(len(y)))]
     for layer, width in enumerate(widths):
-        flows, to_leaves = _fit_width(flows, width, onehot)
+        flows, to_leaves = _fit_width(flows, width, onehot, watch)
         following = []
         for flow in flows:
+            watch.check()
             split = _best_split(X, onehot, flow.samples, _features(X.shape[1], subset, rng))
             if split is None:
                 to_leaves.append(flow)
@@ -172,7 +217,8 @@ def _best_split(X: np.ndarray, onehot: np.ndarray, samples: np.ndarray,
     return int(features[column]), float(ordered[cut + 1, column])
 
 
-def _fit_width(flows: list[_Flow], width: int, onehot: np.ndarray) -> tuple[list[_Flow], list[_Flow]]:
+def _fit_width(flows: list[_Flow], width: int, onehot: np.ndarray,
+               watch: _Watch) -> tuple[list[_Flow], list[_Flow]]:
     """Merge flows greedily until ``width`` remain; returns (kept flows, flows sent to terminals).
 
     The pair of least entropy increase is merged first (smaller flows win ties); when
@@ -182,6 +228,7 @@ def _fit_width(flows: list[_Flow], width: int, onehot: np.ndarray) -> tuple[list
     flows = sorted(flows, key=lambda f: len(f.samples))
     to_leaves: list[_Flow] = []
     while len(flows) > width:
+        watch.check()
         counts = np.array([onehot[f.samples].sum(axis=0) for f in flows])
         increase = (_weighted_entropy(counts[:, None] + counts[None, :])
                     - _weighted_entropy(counts)[:, None] - _weighted_entropy(counts)[None, :])

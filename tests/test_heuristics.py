@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import itertools
+import signal
+import threading
 from types import SimpleNamespace
 
 import networkx as nx
@@ -10,9 +12,11 @@ import pytest
 from sklearn.preprocessing import LabelEncoder
 
 from odtk import heuristics
+from odtk.budget import Budget
 from odtk.datasets import FeatureEncoder, load_dataset
 from odtk.heuristics import EPSILON, construct_diagram
 from odtk.models import DecisionGraph
+from odtk.progress import Progress
 from odtk.skeletons import parse_widths
 
 SKELETONS = ["1-2-4-8", "1-2-2-2", "1-2-3-3"]
@@ -183,3 +187,50 @@ def test_time_budget_bounds_the_starts(monkeypatch):
     X, y, k = _load("uci/iris")
     result = construct_diagram(X, y, [1, 2, 4, 8], k, time_budget=0.25)
     assert result.starts == 3 and result.seconds == pytest.approx(0.4)
+
+
+class _Recorder(Progress):
+    """Keeps every report the heuristic makes."""
+
+    def __init__(self):
+        super().__init__("off")
+        self.reports: list[dict] = []
+
+    def update(self, **fields):
+        self.reports.append(fields)
+        super().update(**fields)
+
+
+def test_a_stop_from_another_thread_returns_the_best_diagram_so_far():
+    X, y, k = _load("uci/wine")
+    recorder = _Recorder()
+    budget = Budget(None, recorder)
+    timer = threading.Timer(0.5, budget.request_stop, [signal.SIGTERM])
+    timer.start()
+    try:
+        result = construct_diagram(X, y, [1, 2, 4, 8], k, time_budget=600.0, budget=budget)
+    finally:
+        timer.cancel()
+    assert result.status == "interrupted" and result.starts >= 1
+    assert result.objective == pytest.approx(_objective(result.graph, X, y, k, [1, 2, 4, 8], 0.01))
+    assert recorder.reports[-1] == {"incumbent": result.objective, "rounds": result.starts}
+    incumbents = [report["incumbent"] for report in recorder.reports]
+    assert incumbents == sorted(incumbents, reverse=True)  # the best so far only improves
+
+
+@pytest.mark.parametrize("seconds, status", [(None, "interrupted"), (1e-6, "time_limit")])
+def test_stopped_before_a_start_ends_the_majority_class_answers(seconds, status):
+    X, y, k = _load("uci/iris")
+    budget = Budget(seconds)
+    if seconds is None:
+        budget.request_stop(signal.SIGINT)
+    result = construct_diagram(X, y, [1, 2, 4, 8], k, budget=budget)
+    assert (result.status, result.starts, result.active_nodes) == (status, 0, 1)
+    assert result.objective == pytest.approx(_objective(result.graph, X, y, k, [1, 2, 4, 8], 0.01))
+    assert result.misclassified == len(y) - np.bincount(y).max()
+
+
+def test_without_a_stop_the_heuristic_ends_by_its_own_limits():
+    X, y, k = _load("uci/iris")
+    result = construct_diagram(X, y, [1, 2, 4, 8], k, max_starts=3, budget=Budget(None))
+    assert result.status == "done" and result.starts == 3

@@ -2,8 +2,11 @@
 from __future__ import annotations
 
 import importlib
+import os
 import re
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -12,10 +15,12 @@ import pytest
 from click.testing import CliRunner
 
 import odtk
+from odtk.budget import Budget, stop_on_signals
 from odtk.cli import main
 from odtk.engines import sat_inference
 from odtk.estimators import OptimalTreeClassifier
-from odtk.exceptions import DataError, SolveError
+from odtk.exceptions import DataError
+from odtk.progress import Progress
 from odtk.solvers import available_solvers, solver_status
 
 from brute_force import fewest_leaves_of_a_perfect_tree
@@ -124,9 +129,10 @@ def test_inconsistent_data_names_a_conflicting_pair(tmp_path):
     assert out.exit_code == 1 and "rows 0 and 2" in out.output and "Traceback" not in out.output
 
 
-def test_time_limit_without_a_tree_is_a_clear_error():
-    with pytest.raises(SolveError, match="No consistent tree found within the time limit"):
-        odtk.solve("sat-depth", "consistent/wine", time_limit=0.0)
+def test_no_time_and_a_cap_below_the_start_leave_no_tree():
+    X, y = np.array([[0, 0], [0, 1], [1, 0], [1, 1]]), np.array([0, 1, 1, 0])  # depth 2 at least
+    with pytest.raises(sat_inference.TimeLimitReached):
+        sat_inference.search(X, y, 2, depth=1, time_limit=0.0)
 
 
 def test_depth_cap_too_small_is_a_clear_error():
@@ -254,3 +260,110 @@ def test_paper_example_main_runs_small(capsys, sat_paper):
 def test_paper_car_has_the_papers_two_classes(sat_paper):
     car = sat_paper.whole_dataset("consistent/car")
     assert car.n_rows == 1728 and car.target.value_counts().to_dict() == {"unacc": 1210, "acceptable": 518}
+
+
+# ---------------------------------------------------------------- anytime: start, bound, stop
+def _breast_cancer(rows: int = 398, max_thresholds: int | None = None):
+    """A user's numeric data: ten named columns of scikit-learn's breast cancer, a 398-row sample,
+    text labels, every midpoint a binary feature (the SAT models' default; 3,613 of them)."""
+    from sklearn.datasets import load_breast_cancer
+
+    bunch = load_breast_cancer(as_frame=True)
+    frame = bunch.frame.iloc[:, :10].assign(diagnosis=np.where(bunch.target == 1, "benign", "malignant"))
+    frame = frame.sample(398, random_state=0).iloc[:rows]
+    data = odtk.datasets.from_dataframe(frame, "diagnosis")
+    X = odtk.datasets.FeatureEncoder(thresholds="midpoints", max_thresholds=max_thresholds).fit(data).transform(data)
+    return X.astype(bool), (data.target == "benign").to_numpy().astype(int)
+
+
+@pytest.fixture(scope="module")
+def breast_cancer():
+    return _breast_cancer()
+
+
+class _Recorder(Progress):
+    """Keeps every report a search makes."""
+
+    def __init__(self):
+        super().__init__("off")
+        self.reports: list[dict] = []
+
+    def update(self, **fields):
+        self.reports.append(fields)
+        super().update(**fields)
+
+
+def _assert_consistent_with_its_bound(found, X, y, minimize):
+    assert list(sat_inference.predict(found.tree, X)) == list(y)  # every training row
+    assert found.objective == (found.nodes if minimize == "size" else found.depth)
+    assert 0 <= found.lower_bound <= found.objective
+
+
+@pytest.mark.parametrize("minimize", ["depth", "size"])
+def test_a_short_limit_answers_the_start_with_its_bound(breast_cancer, minimize):
+    X, y = breast_cancer
+    found = sat_inference.search(X, y, 2, minimize=minimize, time_limit=1.0)
+    assert found.status == "time_limit" and found.source == "start"
+    _assert_consistent_with_its_bound(found, X, y, minimize)
+    assert sat_inference.simplify(found.perfect, X) == found.tree
+
+
+@pytest.mark.parametrize("minimize", ["depth", "size"])
+def test_the_start_keeps_the_optimum_of_the_search_without_it(monkeypatch, minimize):
+    X, y = _breast_cancer(rows=100, max_thresholds=4)
+    start = sat_inference.grown_cart(X, y)
+    started = sat_inference.search(X, y, 2, minimize=minimize)
+    monkeypatch.setattr(sat_inference, "grown_cart", lambda X, y: None)  # the paper's search alone
+    paper = sat_inference.search(X, y, 2, minimize=minimize)
+    assert started.status == paper.status == "optimal"
+    assert started.objective == started.lower_bound == paper.objective
+    assert sat_inference.tree_depth(start) > paper.depth  # the start was not the answer already
+    _assert_consistent_with_its_bound(started, X, y, minimize)
+
+
+SEED_CART_OPTIMAL = 7  # a case whose grown CART has the minimum depth
+
+
+def test_a_start_of_the_minimum_depth_is_proven_without_its_sat_call():
+    X, y = _case(SEED_CART_OPTIMAL)
+    depth, _ = _brute_force(X, y)
+    start = sat_inference.grown_cart(X.astype(bool), y)
+    assert sat_inference.tree_depth(start) == depth
+    found = sat_inference.search(X, y, 2, minimize="depth")
+    assert found.objective == found.lower_bound == depth and found.status == "optimal"
+    assert found.source == "start" and found.tree == sat_inference.simplify(start, X)
+    assert sat_inference.count_nodes(found.perfect) == 2 ** (depth + 1) - 1
+
+
+@pytest.mark.parametrize("oracle", SAT_SOLVERS)
+def test_a_stop_from_another_thread_returns_the_best_tree(oracle):
+    """Stopped in a SAT call: four thresholds a column keep the encoding small, the calls long."""
+    X, y = _breast_cancer(max_thresholds=4)
+    recorder = _Recorder()
+    budget = Budget(None, recorder)
+    timer = threading.Timer(1.0, budget.request_stop, [signal.SIGTERM])
+    timer.start()
+    try:
+        found = sat_inference.search(X, y, 2, oracle=oracle, budget=budget)
+    finally:
+        timer.cancel()
+    assert found.status == "interrupted"
+    _assert_consistent_with_its_bound(found, X, y, "depth")
+    assert all(report["bound"] <= report["incumbent"] for report in recorder.reports)
+    assert recorder.reports[-1] == {"incumbent": found.objective, "bound": found.lower_bound, "rounds": found.rounds}
+
+
+def test_a_signal_in_the_main_thread_returns_the_best_tree(breast_cancer):
+    """Outside ``Budget.waiting`` the signal raises in the search's own thread (here while it hands
+    the clauses of 3,613 features to the solver): the search still answers its best tree."""
+    X, y = breast_cancer
+    budget = Budget(None)
+    timer = threading.Timer(1.0, os.kill, [os.getpid(), signal.SIGTERM])
+    with stop_on_signals(budget):
+        timer.start()
+        try:
+            found = sat_inference.search(X, y, 2, minimize="size", budget=budget)
+        finally:
+            timer.cancel()
+    assert found.status == "interrupted" and budget.signal == signal.SIGTERM
+    _assert_consistent_with_its_bound(found, X, y, "size")

@@ -44,6 +44,19 @@ adds up to N misclassified examples per SAT call instead of one, and ``keep_exam
 starts depth k + 1 with the examples depth k needed. Both leave the optimum unchanged: the
 search still stops only when a tree classifies every training example.
 
+One departure makes the search *anytime* without changing the optimum: it starts from a
+consistent tree, CART grown without a depth limit on the same binary features (on data where no
+two equal rows disagree it classifies every row). Its depth bounds DT_depth from above: each
+depth k found unsatisfiable proves the lower bound k + 1, and once that bound reaches the start's
+depth the start is optimal and the remaining SAT call is skipped. DT_size minimises the size among
+trees of the minimum depth (as the paper): the start is its answer until a SAT call finds a tree
+of the minimum depth, and when the start itself has the minimum depth its leaves, not those of a
+SAT answer, begin the dichotomy; its lower bound is 2d + 1 nodes for a proven depth d (a tree of
+depth d has at least d + 1 leaves), then 2B + 1 once B leaves are proven too few. At the time
+limit, or when the solve's budget is stopped by a signal, the search returns the best tree so far
+with the status ``time_limit`` or ``interrupted`` and the proven bound; a start deeper than a
+``depth`` cap is no answer.
+
 Any backend answering ``solve(assumptions) -> set of true variables or None`` over DIMACS
 clauses works: a SAT solver from python-sat (kept between rounds), or a MILP solver given the
 clauses as a feasibility model (``odtk.formulations.sat_clauses``).
@@ -51,7 +64,6 @@ clauses as a feasibility model (``odtk.formulations.sat_clauses``).
 from __future__ import annotations
 
 import gc
-import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -60,6 +72,8 @@ from typing import Callable, Protocol
 
 import networkx as nx
 import numpy as np
+
+from odtk.budget import Budget, Stopped
 
 KEY = "sat"
 VARIANTS = {"sat-depth": {"minimize": "depth"}, "sat-size": {"minimize": "size"}}
@@ -74,7 +88,9 @@ CHOICES = {"encoding": ("incremental", "all-at-once"), "keep_examples": ("off", 
 SIDE_CONSTRAINTS: tuple[str, ...] = ()
 SOLVER = None  # answered by a registered SAT or MILP solver (an oracle), not an own engine
 DEFAULT_SOLVER = "minisat22"
-MAX_DEPTH = 12
+MAX_DEPTH = 12  # the depths tried when there is no start and no cap
+CHUNK = 100_000  # clauses handed to the backend at once: a stop is seen between two chunks
+REPORT_SECONDS = 0.5  # progress goes to the budget at most this often (and on every new bound)
 
 Clause = list[int]
 Tree = tuple  # ("leaf", class | None) or (feature, tree for x_f = 0, tree for x_f = 1)
@@ -89,7 +105,7 @@ class Oracle(Protocol):
 
 
 class TimeLimitReached(Exception):
-    """The backend ran out of time."""
+    """The search (or its backend) must stop: its time is up, or a stop was asked for."""
 
 
 class InvalidOptions(ValueError):
@@ -110,8 +126,8 @@ class SearchOutcome:
 
     tree: Tree  # simplified (see ``simplify``)
     objective: int  # the depth (DT_depth) or the node count (DT_size)
-    lower_bound: int | None
-    status: str  # "optimal" or "time_limit"
+    lower_bound: int  # proven: no tree the search looks for has a smaller objective
+    status: str  # "optimal", "time_limit" or "interrupted" (a signal)
     depth: int
     nodes: int
     rounds: int
@@ -120,7 +136,10 @@ class SearchOutcome:
     clauses: int
     seconds: float
     cpu_seconds: float  # of the whole process: the SAT solver runs in it
-    perfect: Tree  # the perfect tree of the last satisfying assignment, before ``simplify``
+    # the perfect tree of the last satisfying assignment, before ``simplify``; when the start is the
+    # answer: for DT_depth the start as a perfect tree (``perfect_copy``), for DT_size the start
+    perfect: Tree
+    source: str  # "sat" (a SAT answer) or "start" (the grown CART)
 
 
 def inconsistent_pair(X: np.ndarray, y: np.ndarray) -> tuple[int, int] | None:
@@ -163,11 +182,12 @@ class PerfectTreeClauses:
         return blocks
 
     def one_feature_per_node(self) -> Iterator[np.ndarray]:
-        """Clauses (1)–(2), one node at a time (the pairs (2) grow as m²)."""
-        first, second = np.triu_indices(self.n_features, 1)
+        """Clauses (1)–(2), one node at a time, the pairs (2) (m² / 2 a node) in blocks of about
+        ``CHUNK`` in the order f < g, f first."""
         yield from self._emit([self.F])                                                      # (1)
         for features in self.F:
-            yield from self._emit([-np.stack([features[first], features[second]], axis=1)])  # (2)
+            for first, second in _pairs(self.n_features, CHUNK):
+                yield from self._emit([-np.stack([features[first], features[second]], axis=1)])  # (2)
 
     def add_example(self, index: int, features: np.ndarray, label: int) -> list[np.ndarray]:
         """Clauses (3)–(6) of one example (Algorithms 1 and 2, level by level)."""
@@ -214,6 +234,21 @@ class PerfectTreeClauses:
         return value[self.F].argmax(axis=1), np.where(labelled.any(axis=1), labelled.argmax(axis=1), -1)
 
 
+def _pairs(n: int, size: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The pairs f < g of 0 … n − 1 in row order (those of ``np.triu_indices(n, 1)``), as blocks
+    of whole rows f with at most ``size`` pairs each (or one row)."""
+    counts = np.arange(n - 1, 0, -1)  # the pairs of row f, for f = 0 … n − 2
+    ends = np.cumsum(counts)
+    starts = ends - counts
+    row = 0
+    while row < n - 1:
+        last = max(int(np.searchsorted(ends, starts[row] + size, side="right")), row + 1)
+        rows = np.arange(row, last)
+        first = np.repeat(rows, counts[rows])
+        yield first, first + 1 + np.arange(len(first)) - np.repeat(starts[rows] - starts[row], counts[rows])
+        row = last
+
+
 def _path_signs(level: int) -> np.ndarray:
     """Row i: the signs of X_{e,0} … X_{e,level−1} in path(e, q) for the i-th node q of the level
     (+ where q's ancestor went left, so the literal is false exactly on the path to q)."""
@@ -240,84 +275,84 @@ def leaves_reached(features: np.ndarray, X: np.ndarray) -> np.ndarray:
     return q - len(features) - 1
 
 
-class SatOracle:
-    """A python-sat solver kept between rounds (incremental), with a wall-clock limit.
-
-    Solvers python-sat can interrupt (MiniSat, Glucose, …) stop at the deadline; the others
-    (CaDiCaL) are checked against it between queries.
-    """
-
-    def __init__(self, name: str, deadline: float):
-        from pysat.solvers import Solver  # python-sat: the optional "sat" extra
-
-        self.solver = Solver(name=name)
-        self.deadline = deadline
-        self.interruptible = not name.startswith("cadical")
-
-    def add_clauses(self, clauses: list[Clause]) -> None:
-        self.solver.append_formula(clauses)
-
-    def solve(self, assumptions: list[int]) -> set[int] | None:
-        remaining = self.deadline - time.monotonic()
-        if remaining <= 0:
-            raise TimeLimitReached
-        if self.interruptible and remaining < float("inf"):
-            timer = threading.Timer(remaining, self.solver.interrupt)
-            timer.start()
-            try:
-                answer = self.solver.solve_limited(assumptions=assumptions, expect_interrupt=True)
-            finally:
-                timer.cancel()
-                self.solver.clear_interrupt()
-        else:
-            answer = self.solver.solve(assumptions=assumptions)
-        if answer is None:
-            raise TimeLimitReached
-        return {v for v in self.solver.get_model() if v > 0} if answer else None
-
-    def close(self) -> None:
-        self.solver.delete()
-
-
 def search(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int | None = None,
            minimize: str = "depth", encoding: str = "incremental",
            oracle: Callable[[float], Oracle] | str = "minisat22",
            time_limit: float | None = None, examples_per_round: int = 1,
-           keep_examples: str = "off") -> SearchOutcome:
-    """``DT_depth`` (``minimize="depth"``) or ``DT_size`` (``"size"``) on binary features.
+           keep_examples: str = "off", budget: Budget | None = None) -> SearchOutcome:
+    """``DT_depth`` (``minimize="depth"``) or ``DT_size`` (``"size"``) on binary features, anytime.
 
     ``depth`` caps the depths tried; ``oracle`` is a python-sat solver name or a factory
     ``deadline -> Oracle``; ``encoding="all-at-once"`` encodes every example from the start.
     Speed options (the paper's algorithm by default): ``examples_per_round`` misclassified
     examples are added per SAT call instead of one; ``keep_examples="on"`` encodes the examples
     of depth k again at depth k + 1 from the start.
+
+    The search stops at ``time_limit`` seconds, or when ``budget`` (an :class:`~odtk.budget.Budget`)
+    says so (its deadline, or a signal), and then returns the best consistent tree found with the
+    status ``"time_limit"`` or ``"interrupted"`` and the proven lower bound. Progress goes to
+    ``budget.report`` at least every ``REPORT_SECONDS``. :class:`TimeLimitReached` (or, on a
+    signal, :class:`~odtk.budget.Stopped`) is raised only when the search stops without any tree:
+    when ``depth`` is below the start's depth and no SAT call has answered yet.
     """
     X, y = np.asarray(X, dtype=bool), np.asarray(y)
     pair = inconsistent_pair(X, y)
     if pair is not None:
         raise InconsistentData(*pair)
-    start, cpu = time.monotonic(), time.process_time()
-    deadline = start + time_limit if time_limit is not None else float("inf")
-    make_oracle = (lambda limit: SatOracle(oracle, limit)) if isinstance(oracle, str) else oracle
-    run = _Run(X, y, n_classes, make_oracle, deadline,
-               Speed(encoding, examples_per_round, keep_examples == "on"))
+    clock, cpu = time.monotonic(), time.process_time()
+    deadline = clock + time_limit if time_limit is not None else float("inf")
+    if budget is not None and budget.deadline is not None:
+        deadline = min(deadline, budget.deadline)
+    start = grown_cart(X, y)
+    if start is not None and depth is not None and tree_depth(start) > depth:
+        start = None  # deeper than the cap: not an answer
+    run = _Run(X, y, n_classes, minimize, start, Speed(encoding, examples_per_round, keep_examples == "on"),
+               deadline, budget)
+    run.make_oracle = (lambda limit: _sat_oracle(oracle, limit, run.poll)) if isinstance(oracle, str) else oracle
     try:
-        found = run.min_depth(MAX_DEPTH if depth is None else depth)
+        found_depth = run.min_depth(depth if depth is not None else
+                                    MAX_DEPTH if start is None else tree_depth(start))
         if minimize == "size":
-            found = run.min_size(found)
-    except TimeLimitReached:
-        if run.best is None:
-            raise
-        found, run.status = run.best, "time_limit"
+            run.min_size(found_depth)
+    except (TimeLimitReached, Stopped) as stop:
+        run.halted(stop)
     finally:
         run.close()
-    tree = simplify(found, X)
-    depth, nodes = tree_depth(tree), count_nodes(tree)
-    objective = nodes if minimize == "size" else depth
-    return SearchOutcome(tree, objective, objective if run.status == "optimal" else None,
-                         run.status, depth, nodes, run.rounds, len(run.clauses.examples),
-                         run.clauses.variables, run.clauses.n_clauses, time.monotonic() - start,
-                         time.process_time() - cpu, found)
+    run.report(force=True)
+    return run.outcome(time.monotonic() - clock, time.process_time() - cpu)
+
+
+def _sat_oracle(name: str, deadline: float, stop: Callable[[], bool]) -> Oracle:
+    from odtk.solvers.sat import SatOracle  # python-sat: the optional "sat" extra
+
+    return SatOracle(name, deadline, stop)
+
+
+def grown_cart(X: np.ndarray, y: np.ndarray) -> Tree | None:
+    """CART grown without a depth limit on the binary features (scikit-learn's
+    ``DecisionTreeClassifier``): on data where no two equal rows disagree it classifies every row
+    (None if it does not)."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    cart = DecisionTreeClassifier(random_state=0).fit(X, y)
+    nodes = cart.tree_
+
+    def node(i: int) -> Tree:
+        if nodes.children_left[i] < 0:
+            return ("leaf", int(cart.classes_[nodes.value[i][0].argmax()]))
+        return (int(nodes.feature[i]), node(nodes.children_left[i]), node(nodes.children_right[i]))
+    tree = node(0)
+    return tree if np.array_equal(predict(tree, X).astype(np.int64), y.astype(np.int64)) else None
+
+
+def perfect_copy(tree: Tree, depth: int) -> Tree:
+    """``tree`` as a perfect tree of ``depth``: a leaf above the last level becomes a test of
+    feature 0 whose two children carry its class (``simplify`` gives ``tree`` back)."""
+    if depth == 0:
+        return tree
+    if tree[0] == "leaf":
+        tree = (0, tree, tree)
+    return (tree[0], perfect_copy(tree[1], depth - 1), perfect_copy(tree[2], depth - 1))
 
 
 @dataclass(frozen=True)
@@ -342,44 +377,85 @@ def _collector_paused() -> Iterator[None]:
 
 
 class _Run:
-    """One run of Algorithm 3 (with DT_depth / DT_size around it)."""
+    """One run of Algorithm 3 (with DT_depth / DT_size around it): the best tree so far, the
+    proven bounds, and when to stop."""
 
-    def __init__(self, X: np.ndarray, y: np.ndarray, n_classes: int,
-                 make_oracle: Callable[[float], Oracle], deadline: float, speed: Speed):
-        self.X, self.y, self.n_classes = X, y, n_classes
-        self.make_oracle, self.deadline, self.speed = make_oracle, deadline, speed
+    def __init__(self, X: np.ndarray, y: np.ndarray, n_classes: int, minimize: str, start: Tree | None,
+                 speed: Speed, deadline: float, budget: Budget | None):
+        self.X, self.y, self.n_classes, self.minimize = X, y, n_classes, minimize
+        self.start, self.speed, self.deadline, self.budget = start, speed, deadline, budget
+        self.make_oracle: Callable[[float], Oracle] | None = None
         self.oracle: Oracle | None = None
         self.clauses: PerfectTreeClauses | None = None
-        self.rounds, self.status, self.best = 0, "optimal", None
+        self.rounds, self.status, self.reported = 0, "optimal", -float("inf")
+        self.best, self.source = start, "start"  # the best tree, from the start or from a SAT answer
+        self.depth_bound = 0  # proven: no consistent tree is shallower
+        self.leaf_bound = 1  # proven (DT_size, at the minimum depth): no tree has fewer leaves
 
-    def min_depth(self, max_depth: int) -> Tree:
-        """DT_depth: k = 1, 2, … until a consistent perfect tree exists."""
-        for k in range(1, max_depth + 1):
+    # -- DT_depth and DT_size ----------------------------------------------------------------
+    def min_depth(self, max_depth: int) -> int:
+        """DT_depth: k = 1, 2, … until a consistent perfect tree exists, or until the start's
+        depth is proven minimal; returns the minimum depth."""
+        start_depth = None if self.start is None else tree_depth(self.start)
+        while start_depth is None or self.depth_bound < start_depth:
+            k = max(self.depth_bound, 1)
+            if k > max_depth:
+                raise InvalidOptions(f"No consistent tree of depth ≤ {max_depth}; raise depth (--depth).")
             self._encode(k)
             tree = self._consistent([])
             if tree is not None:
-                self.best = tree
-                return tree
-        raise InvalidOptions(f"No consistent tree of depth ≤ {max_depth}; raise depth (--depth).")
+                self.depth_bound = k
+                self._record(tree)
+                return k
+            self.depth_bound = k + 1
+            self._note(f"no consistent tree of depth {k}")
+        return start_depth
 
-    def min_size(self, tree: Tree) -> Tree:
-        """DT_size: dichotomy on the number of used leaves, at the minimum depth."""
+    def min_size(self, depth: int) -> None:
+        """DT_size: dichotomy on the number of used leaves at the minimum depth, between 1 and
+        the leaves of the best tree."""
+        low, high = 1, count_leaves(simplify(self.best, self.X))
+        if low >= high:
+            return
+        if self.clauses is None or self.clauses.depth != depth:
+            self._encode(depth)  # the start has the minimum depth: no SAT call has used it yet
         self._add(self.clauses.leaf_counter())
-        low, high = 1, count_leaves(simplify(tree, self.X))
         while low < high:
             middle = (low + high) // 2
             found = self._consistent(self.clauses.at_most_leaves(middle))
             if found is None:
-                low = middle + 1
+                low = self.leaf_bound = middle + 1
+                self._note(f"no consistent tree of depth {depth} with {middle} leaves or fewer")
             else:
-                high, self.best = count_leaves(simplify(found, self.X)), found
-        return self.best
+                high = count_leaves(simplify(found, self.X))
+                self._record(found)
+
+    # -- Algorithm 3 and the encoding --------------------------------------------------------
+    def _consistent(self, assumptions: list[int]) -> Tree | None:
+        """Algorithm 3: solve; while the tree misclassifies examples, add one (or
+        ``per_round``) of them and re-solve."""
+        while True:
+            if self.poll():
+                raise TimeLimitReached
+            self.rounds += 1
+            true = self.oracle.solve(assumptions)
+            if true is None:
+                return None
+            features, labels = self.clauses.decode(true)
+            wrong = np.flatnonzero(labels[leaves_reached(features, self.X)] != self.y)
+            if len(wrong) == 0:
+                return perfect_tree(features, labels)
+            self._add_examples(wrong[:self.speed.per_round])
 
     def _add(self, blocks: Iterable[np.ndarray]) -> None:
-        """Hand clause arrays to the backend, one list of clauses per array."""
+        """Hand clause arrays to the backend in lists of at most ``CHUNK`` clauses, looking
+        whether to stop between two."""
         with _collector_paused():
             for block in blocks:
-                self.oracle.add_clauses(block.tolist())
+                for first in range(0, len(block), CHUNK):
+                    if self.poll():
+                        raise TimeLimitReached
+                    self.oracle.add_clauses(block[first:first + CHUNK].tolist())
 
     def _add_examples(self, rows: Iterable[int]) -> None:
         self._add(block for i in rows
@@ -394,23 +470,66 @@ class _Run:
         self._add(self.clauses.one_feature_per_node())
         self._add_examples(range(len(self.y)) if self.speed.encoding == "all-at-once" else kept)
 
-    def _consistent(self, assumptions: list[int]) -> Tree | None:
-        """Algorithm 3: solve; while the tree misclassifies examples, add one (or
-        ``per_round``) of them and re-solve."""
-        while True:
-            self.rounds += 1
-            true = self.oracle.solve(assumptions)
-            if true is None:
-                return None
-            features, labels = self.clauses.decode(true)
-            wrong = np.flatnonzero(labels[leaves_reached(features, self.X)] != self.y)
-            if len(wrong) == 0:
-                return perfect_tree(features, labels)
-            self._add_examples(wrong[:self.speed.per_round])
-
     def close(self) -> None:
         if self.oracle is not None and hasattr(self.oracle, "close"):
             self.oracle.close()
+        self.oracle = None
+
+    # -- the best tree, the bound, stopping and progress ---------------------------------------
+    def objective(self, tree: Tree) -> int:
+        """Depth (DT_depth) or node count (DT_size) of ``tree`` as shown."""
+        shown = simplify(tree, self.X)
+        return count_nodes(shown) if self.minimize == "size" else tree_depth(shown)
+
+    def bound(self) -> int:
+        """The proven lower bound on the objective: a tree of depth d has at least d + 1 leaves."""
+        if self.minimize == "size":
+            return max(2 * self.depth_bound + 1, 2 * self.leaf_bound - 1)
+        return self.depth_bound
+
+    def _record(self, tree: Tree) -> None:
+        self.best, self.source = tree, "sat"
+        self._note(f"consistent tree of {self.minimize} {self.objective(tree)}")
+
+    def _note(self, message: str) -> None:
+        if self.budget is not None:
+            self.budget.progress.note(f"{message} ({self.rounds} SAT calls)")
+        self.report(force=True)
+
+    def report(self, force: bool = False) -> None:
+        """Incumbent, bound and SAT calls to the budget's progress, at most every REPORT_SECONDS."""
+        now = time.monotonic()
+        if self.budget is None or not force and now - self.reported < REPORT_SECONDS:
+            return
+        self.reported = now
+        incumbent = None if self.best is None else self.objective(self.best)
+        self.budget.report(incumbent=incumbent, bound=self.bound(), rounds=self.rounds)
+
+    def poll(self) -> bool:
+        """True when the search must stop (its deadline, or the budget's); reports progress."""
+        self.report()
+        return time.monotonic() >= self.deadline or (self.budget is not None and self.budget.should_stop())
+
+    def halted(self, stop: BaseException) -> None:
+        """The search stopped early: keep the best tree, or raise if there is none."""
+        signal = stop.signum if isinstance(stop, Stopped) else self.budget.signal if self.budget else None
+        if self.best is None:
+            raise stop if signal is None or isinstance(stop, Stopped) else Stopped(signal)
+        proven = self.bound() >= self.objective(self.best)
+        self.status = "optimal" if proven else "time_limit" if signal is None else "interrupted"
+
+    def outcome(self, seconds: float, cpu_seconds: float) -> SearchOutcome:
+        tree = simplify(self.best, self.X)
+        objective = self.objective(self.best)
+        if self.source == "sat" or self.minimize == "size":
+            perfect = self.best
+        else:
+            perfect = perfect_copy(self.best, tree_depth(self.best))
+        clauses = self.clauses
+        return SearchOutcome(tree, objective, self.bound(), self.status, tree_depth(tree), count_nodes(tree),
+                             self.rounds, len(clauses.examples) if clauses else 0,
+                             clauses.variables if clauses else 0, clauses.n_clauses if clauses else 0,
+                             seconds, cpu_seconds, perfect, self.source)
 
 
 # ---------------------------------------------------------------------- reading trees
