@@ -12,6 +12,9 @@ Every node carries exactly one of:
 * ``label`` — index of the predicted class (a leaf or class terminal).
 
 A tree is the special case where every node has one parent; diagrams may merge paths.
+Rows are routed on arrays compiled once from the graph (a :class:`Router`), level by level,
+never by walking the graph; a graph read from a file builds its ``networkx`` form only when
+asked, so predicting needs neither networkx nor pandas.
 
 A :class:`TrainedModel` adds what prediction on raw data needs (the fitted
 feature encoder and the original class labels) and is what ``--output`` saves.
@@ -23,88 +26,223 @@ import os
 import reprlib
 import secrets
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import numpy as np
-import pandas as pd
 
-from odtk.datasets import FeatureEncoder
 from odtk.exceptions import DataError, ModelFileError, OdtkError
 from odtk.files import read_regular
 
+if TYPE_CHECKING:
+    import networkx as nx
+    import pandas as pd
+
+    from odtk.datasets.encoders import FeatureEncoder, Rows
+
 Unscale = tuple[np.ndarray, np.ndarray]  # per encoded column: x_scaled = (x - offset) / scale
+Arcs = dict[tuple[Any, Any], Any]  # (from, to) → outcome
 FILE_FORMAT = "odtk-model"
 FILE_VERSION = 1
 MAX_NODES = 2**18  # read from a model file at most: a tree of depth 12, the deepest odtk learns, has 8,191
+LOOKUP_TESTS = 16  # up to this many tests (a tree of depth 4, a 1-2-4-8 diagram), leaves are looked up
+
+
+class Router:
+    """A decision graph compiled to arrays that route rows level by level.
+
+    Nodes are numbered in topological order (the root is 0; ``ids`` holds their ids in the
+    graph). The tests read the encoded columns ``columns`` only: a row's test outcomes are
+    one matrix (:meth:`outcomes`: feature tests, then subset tests, then hyperplanes), node k
+    reads its column ``test[k]`` and goes to ``child[2 k + outcome]``. A leaf's children are
+    itself, so ``depth`` steps take every row to its leaf; ``label`` is each leaf's class
+    (-1 for tests).
+    """
+
+    def __init__(self, order: list, nodes: dict[Any, dict], outs: dict[Any, list], n_features: int):
+        index = {node: k for k, node in enumerate(order)}
+        kinds = {kind: [node for node in order if kind in nodes[node]] for kind in ("feature", "subset", "weights")}
+        hyperplanes = [np.asarray(nodes[node]["weights"], dtype=float) for node in kinds["weights"]]
+        read = {nodes[node]["feature"] for node in kinds["feature"]}.union(
+            *(nodes[node]["subset"] for node in kinds["subset"]), *(np.flatnonzero(w) for w in hyperplanes))
+        self.columns = np.array(sorted(int(j) for j in read), dtype=np.intp)
+        place = np.full(n_features, -1, dtype=np.intp)
+        place[self.columns] = np.arange(len(self.columns))
+        self.features = place[[nodes[node]["feature"] for node in kinds["feature"]]]
+        self.subsets = np.zeros((len(self.columns), len(kinds["subset"])))
+        for t, node in enumerate(kinds["subset"]):
+            self.subsets[place[list(nodes[node]["subset"])], t] = 1.0
+        self.weights = np.stack(hyperplanes, axis=1)[self.columns] if hyperplanes else np.zeros((len(self.columns), 0))
+        self.thresholds = np.array([nodes[node]["threshold"] for node in kinds["weights"]], dtype=float)
+        self.ids = list(order)
+        self.test = np.zeros(len(order), dtype=np.intp)
+        self.test[[index[node] for kind in kinds.values() for node in kind]] = np.arange(sum(map(len, kinds.values())))
+        self.child = np.repeat(np.arange(len(order)), 2)
+        self.label = np.full(len(order), -1, dtype=np.intp)
+        height = np.zeros(len(order), dtype=np.intp)
+        for k in reversed(range(len(order))):
+            node = order[k]
+            if "label" in nodes[node]:
+                self.label[k] = nodes[node]["label"]
+            for outcome, child in outs[node]:
+                self.child[2 * k + int(outcome)] = index[child]
+                height[k] = max(height[k], height[index[child]] + 1)
+        self.depth = int(height[0]) if len(order) else 0
+
+    @property
+    def test_count(self) -> int:
+        """The number of test nodes."""
+        return len(self.features) + self.subsets.shape[1] + self.weights.shape[1]
+
+    def outcomes(self, X: np.ndarray) -> np.ndarray:
+        """Every test's answer (columns as ``test`` numbers them; column-major) for the rows of
+        ``X``, which holds the encoded columns ``columns``."""
+        n_features, n_subsets = len(self.features), self.subsets.shape[1]
+        taken = np.empty((len(X), self.test_count), dtype=bool, order="F")
+        np.greater(X[:, self.features], 0.5, out=taken[:, :n_features])
+        if n_subsets:
+            np.greater((X > 0.5) @ self.subsets, 0.5, out=taken[:, n_features:n_features + n_subsets])
+        if self.weights.shape[1]:
+            np.greater_equal(X @ self.weights, self.thresholds, out=taken[:, n_features + n_subsets:])
+        return taken
+
+    def path(self, X: np.ndarray) -> list[np.ndarray]:
+        """The node (index) of every row of ``X`` (columns ``columns``) at each level: the root,
+        then ``depth`` steps (a row that reached its leaf stays there)."""
+        at = [np.zeros(len(X), dtype=np.intp)]
+        if self.depth:
+            flat, rows = self.outcomes(X).ravel(order="F"), np.arange(len(X))
+            for _ in range(self.depth):
+                at.append(self.child[2 * at[-1] + flat[self.test[at[-1]] * len(X) + rows]])
+        return at
+
+    def leaves(self, X: np.ndarray) -> np.ndarray:
+        """The node index of the leaf each row of ``X`` (columns ``columns``) reaches: with at
+        most LOOKUP_TESTS tests, looked up from the row's answers to all of them at once."""
+        if self.lookup is None:
+            return self.path(X)[-1]
+        return self.lookup[self.outcomes(X) @ (1 << np.arange(self.test_count, dtype=np.intp))]
+
+    @cached_property
+    def lookup(self) -> np.ndarray | None:
+        """The leaf of every combination of test answers (bit t of its index: test t's answer),
+        when there are at most LOOKUP_TESTS tests; else None."""
+        tests = self.test_count
+        if not 0 < tests <= LOOKUP_TESTS:
+            return None
+        codes = np.arange(2**tests)
+        answers = (codes[:, None] >> np.arange(tests)[None, :]) & 1
+        at = np.zeros(len(codes), dtype=np.intp)
+        for _ in range(self.depth):
+            at = self.child[2 * at + answers[codes, self.test[at]]]
+        return at
 
 
 class DecisionGraph:
     """A decoded tree or diagram over encoded binary features."""
 
     def __init__(self, graph: nx.DiGraph, feature_names: list[str], class_names: list[str]):
-        roots = [n for n in graph if graph.in_degree(n) == 0]
-        if len(roots) != 1 or not nx.is_directed_acyclic_graph(graph):
+        self._graph = graph
+        arcs = {(u, v): outcome for u, v, outcome in graph.edges(data="outcome")}
+        self._setup(dict(graph.nodes(data=True)), arcs, feature_names, class_names)
+
+    @classmethod
+    def _of(cls, nodes: dict[Any, dict], arcs: Arcs, feature_names: list[str],
+            class_names: list[str]) -> DecisionGraph:
+        """A decision graph of plain nodes (id → attributes) and arcs, its networkx form built
+        when first asked for."""
+        graph = cls.__new__(cls)
+        graph._graph = None
+        graph._setup(nodes, arcs, feature_names, class_names)
+        return graph
+
+    def _setup(self, nodes: dict[Any, dict], arcs: Arcs, feature_names: list[str], class_names: list[str]) -> None:
+        outs: dict[Any, list] = {node: [] for node in nodes}
+        for (u, v), outcome in arcs.items():
+            outs[u].append((outcome, v))
+        order = _topological(nodes, arcs)
+        if order is None:
             raise ModelFileError("A decision graph needs exactly one root and no cycles.")
         if len(set(class_names)) != len(class_names):
             raise ModelFileError(f"The class names {reprlib.repr(list(class_names))} repeat; each class needs "
                                  "its own name.")
-        for node, attrs in graph.nodes(data=True):
-            _check_node(node, attrs, graph, len(feature_names), len(class_names))
-        self.graph = graph
-        self.root = roots[0]
+        for node, attrs in nodes.items():
+            _check_node(node, attrs, outs[node], len(feature_names), len(class_names))
+        self._nodes, self._arcs, self._outs, self._order = nodes, arcs, outs, order
+        self.root = order[0]
         self.feature_names = list(feature_names)
         self.class_names = list(class_names)
 
     @property
+    def graph(self) -> nx.DiGraph:
+        """The graph as a ``networkx.DiGraph`` (nodes with their attributes, arcs with ``outcome``)."""
+        if self._graph is None:
+            import networkx as nx
+
+            graph = nx.DiGraph()
+            graph.add_nodes_from(self._nodes.items())
+            graph.add_edges_from((u, v, {"outcome": outcome}) for (u, v), outcome in self._arcs.items())
+            self._graph = graph
+        return self._graph
+
+    @cached_property
+    def router(self) -> Router:
+        """The graph compiled for routing (built on first use)."""
+        return Router(self._order, self._nodes, self._outs, len(self.feature_names))
+
+    @property
     def n_splits(self) -> int:
         """Number of nodes that test something (feature or hyperplane)."""
-        return sum(1 for _, a in self.graph.nodes(data=True) if "label" not in a)
+        return sum(1 for attrs in self._nodes.values() if "label" not in attrs)
 
     @property
     def depth(self) -> int:
         """Length of the longest root-to-leaf path."""
-        return nx.dag_longest_path_length(self.graph)
+        return self.router.depth
 
     def predict_index(self, X: np.ndarray) -> np.ndarray:
         """Class index for every row of the encoded matrix ``X``."""
-        return self._route(X)[0]
+        router = self.router
+        return router.label[router.leaves(self._read(X))]
+
+    def leaves(self, X: np.ndarray) -> np.ndarray:
+        """The id of the leaf or class terminal every row of the encoded matrix ``X`` reaches."""
+        return np.asarray(self.router.ids, dtype=object)[self.router.leaves(self._read(X))]
 
     def sample_counts(self, X: np.ndarray) -> dict:
         """How many rows of ``X`` pass through each node (the fragmentation view)."""
         return {node: len(rows) for node, rows in self.node_rows(X).items()}
 
     def node_rows(self, X: np.ndarray) -> dict:
-        """The indices of the rows of ``X`` that pass through each node."""
-        return self._route(X)[1]
+        """The indices (ascending) of the rows of ``X`` that pass through each node."""
+        path = np.stack(self.router.path(self._read(X)))
+        changed = np.ones(path.shape, dtype=bool)
+        changed[1:] = path[1:] != path[:-1]
+        rows = _grouped(path.T[changed.T], changed.sum(axis=0))
+        return {node: rows.get(self._order_index[node], NO_ROWS) for node in self._nodes}
 
-    def _route(self, X: np.ndarray) -> tuple[np.ndarray, dict]:
+    def arc_rows(self, X: np.ndarray) -> dict:
+        """The indices (ascending) of the rows of ``X`` that take each arc ``(from, to)``."""
+        path = np.stack(self.router.path(self._read(X)))
+        n = len(self._order)
+        moved = (path[1:] != path[:-1]).T
+        arcs = (path[:-1] * n + path[1:]).T[moved]
+        index = self._order_index
+        codes = {(u, v): index[u] * n + index[v] for u, v in self._arcs}
+        rows = _grouped(arcs, moved.sum(axis=1))
+        return {arc: rows.get(code, NO_ROWS) for arc, code in codes.items()}
+
+    @cached_property
+    def _order_index(self) -> dict:
+        return {node: k for k, node in enumerate(self._order)}
+
+    def _read(self, X: np.ndarray) -> np.ndarray:
+        """The columns of the encoded matrix ``X`` the graph reads (a DataError for a wrong shape)."""
         X = np.asarray(X)
         if X.ndim != 2 or X.shape[1] != len(self.feature_names):
             raise DataError(f"Expected {len(self.feature_names)} encoded columns, got shape {X.shape}.")
-        at = {self.root: np.arange(X.shape[0])}
-        reached = {node: np.arange(0) for node in self.graph}
-        prediction = np.full(X.shape[0], -1, dtype=int)
-        for node in nx.topological_sort(self.graph):
-            rows = at.pop(node, None)
-            if rows is None:
-                continue
-            reached[node] = rows
-            attrs = self.graph.nodes[node]
-            if "label" in attrs:
-                prediction[rows] = attrs["label"]
-                continue
-            if "feature" in attrs:
-                goes_true = X[rows, attrs["feature"]] > 0.5
-            elif "subset" in attrs:
-                goes_true = (X[np.ix_(rows, attrs["subset"])] > 0.5).any(axis=1)
-            else:
-                goes_true = X[rows] @ np.asarray(attrs["weights"], dtype=float) >= attrs["threshold"]
-            for _, child, data in self.graph.out_edges(node, data=True):
-                chosen = rows[goes_true == data["outcome"]]
-                at[child] = np.concatenate([at[child], chosen]) if child in at else chosen
-        return prediction, reached
+        return X[:, self.router.columns]
 
     def to_text(self, counts: dict | None = None, encoder: FeatureEncoder | None = None,
                 mix: dict | None = None) -> str:
@@ -227,27 +365,58 @@ class DecisionGraph:
         if len(data["nodes"]) > MAX_NODES:
             raise ModelFileError(f"its graph has {len(data['nodes']):,} nodes, more than the {MAX_NODES:,} "
                                  "odtk reads (a tree of depth 12 has 8,191)")
-        graph = nx.DiGraph()
+        nodes: dict[Any, dict] = {}
         for node in data["nodes"]:
-            if not _is_index(node["id"]) or node["id"] in graph:
+            if not _is_index(node["id"]) or node["id"] in nodes:
                 raise ModelFileError(f"node id {node['id']!r} is not a whole number used once")
-            graph.add_node(node["id"], **{k: v for k, v in node.items() if k != "id"})
+            nodes[node["id"]] = {k: v for k, v in node.items() if k != "id"}
+        arcs: Arcs = {}
         for arc in data["arcs"]:
             ends = (arc["from"], arc["to"])
-            if not all(_is_index(end) and end in graph for end in ends):
+            if not all(_is_index(end) and end in nodes for end in ends):
                 raise ModelFileError(f"arc {ends[0]!r} -> {ends[1]!r} joins a node that is not in the file")
             if not isinstance(arc["outcome"], bool):
                 raise ModelFileError(f"arc {ends[0]} -> {ends[1]} has outcome {arc['outcome']!r}, not true or false")
-            graph.add_edge(*ends, outcome=arc["outcome"])
-        return cls(graph, list(data["feature_names"]), list(data["class_names"]))
+            arcs[ends] = arc["outcome"]
+        return cls._of(nodes, arcs, list(data["feature_names"]), list(data["class_names"]))
 
 
 NODE_KEYS = ("feature", "weights", "threshold", "label", "subset")
+NO_ROWS = np.zeros(0, dtype=np.intp)
+
+
+def _topological(nodes: dict, arcs: Arcs) -> list | None:
+    """The nodes in a topological order from the one root; None without exactly one root or
+    with a cycle."""
+    parents = dict.fromkeys(nodes, 0)
+    children: dict[Any, list] = {node: [] for node in nodes}
+    for u, v in arcs:
+        parents[v] += 1
+        children[u].append(v)
+    order = [node for node, count in parents.items() if count == 0]
+    if len(order) != 1:
+        return None
+    for node in order:  # grows while it is read
+        for child in children[node]:
+            parents[child] -= 1
+            if parents[child] == 0:
+                order.append(child)
+    return order if len(order) == len(nodes) else None
+
+
+def _grouped(codes: np.ndarray, per_row: np.ndarray) -> dict[int, np.ndarray]:
+    """Code → the rows (ascending) holding it, from ``codes`` listed row by row, ``per_row[i]`` of them for row i."""
+    rows = np.repeat(np.arange(len(per_row)), per_row)
+    order = np.argsort(codes, kind="stable")
+    keys, starts = np.unique(codes[order], return_index=True)
+    return dict(zip(keys.tolist(), np.split(rows[order], starts[1:])))
 
 
 def heap_tree(graph: nx.DiGraph) -> nx.DiGraph:
     """A copy of a univariate tree renumbered in heap order: root 1, the ``outcome=False``
     child of n is 2n and the ``outcome=True`` child 2n+1."""
+    import networkx as nx
+
     root = next(n for n in graph if graph.in_degree(n) == 0)
     tree, stack = nx.DiGraph(), [(root, 1)]
     while stack:
@@ -269,6 +438,8 @@ def heap_tree(graph: nx.DiGraph) -> nx.DiGraph:
 def nested_tree(tree: tuple) -> nx.DiGraph:
     """A tree given as nested tuples — ``("leaf", class)`` or ``(feature, tree for x_f = 0,
     tree for x_f = 1)``, as the search engines return them — in heap order."""
+    import networkx as nx
+
     graph, stack = nx.DiGraph(), [(tree, 1)]
     while stack:
         node, position = stack.pop()
@@ -285,6 +456,8 @@ def nested_tree(tree: tuple) -> nx.DiGraph:
 def sklearn_tree(estimator) -> nx.DiGraph:
     """A fitted scikit-learn decision tree on 0/1 features as a heap-ordered tree graph
     (its ``x <= 0.5`` branch is ``outcome=False``; labels are class positions)."""
+    import networkx as nx
+
     structure = estimator.tree_
     tree, stack = nx.DiGraph(), [(0, 1)]
     while stack:
@@ -324,17 +497,20 @@ def _plain_attr(key: str, value: Any) -> Any:
     return int(value)
 
 
-def _check_node(node, attrs: dict, graph: nx.DiGraph, n_features: int, n_classes: int) -> None:
+def _check_node(node, attrs: dict, outs: list, n_features: int, n_classes: int) -> None:
+    """A ModelFileError unless ``node`` (``attrs``, its arcs ``outs`` as (outcome, child)) is a
+    valid test or leaf."""
     kinds = [k for k in ("feature", "weights", "label", "subset") if k in attrs]
     if len(kinds) != 1 or (("weights" in attrs) != ("threshold" in attrs)):
         raise ModelFileError(f"Node {node} must carry exactly one of: a feature, a hyperplane "
                              "(weights and threshold), a subset of one-hot columns, or a label.")
     if "label" in attrs:
-        if not (_is_index(attrs["label"]) and 0 <= attrs["label"] < n_classes) or graph.out_degree(node):
+        if not (_is_index(attrs["label"]) and 0 <= attrs["label"] < n_classes) or outs:
             raise ModelFileError(f"Node {node} predicts class {attrs['label']!r}, which does not exist "
                                  f"(classes 0..{n_classes - 1}), or has children.")
         return
-    if sorted(d["outcome"] for *_, d in graph.out_edges(node, data=True)) != [False, True]:
+    outcomes = [outcome for outcome, _ in outs]
+    if None in outcomes or sorted(outcomes) != [False, True]:
         raise ModelFileError(f"Node {node} tests a feature but lacks its two outgoing arcs.")
     if "feature" in attrs and not (_is_index(attrs["feature"]) and 0 <= attrs["feature"] < n_features):
         raise ModelFileError(f"Node {node} tests feature {attrs['feature']!r}, which does not exist.")
@@ -373,16 +549,26 @@ class TrainedModel:
     target: str = "target"
     summary: dict[str, Any] = field(default_factory=dict)
 
-    def predict(self, features: pd.DataFrame) -> np.ndarray:
-        """Original class labels for raw feature rows (columns as in training)."""
-        index = self.graph.predict_index(self.encoder.transform(features))
-        return np.asarray(self.classes, dtype=object)[index]
+    def predict(self, features: Rows) -> np.ndarray:
+        """Original class labels for raw feature rows (columns as in training; see
+        :meth:`predict_index`)."""
+        return np.asarray(self.classes, dtype=object)[self.predict_index(features)]
+
+    def predict_index(self, features: Rows) -> np.ndarray:
+        """The position in ``classes`` of the class predicted for each row of raw features: a
+        DataFrame, a :class:`~odtk.datasets.Table`, a mapping of column names to values or a
+        2-D array of the training columns in order. Only the encoded columns the graph tests
+        are computed (every training column is still checked)."""
+        router = self.graph.router
+        return router.label[router.leaves(self.encoder.transform(features, router.columns))]
 
     def to_text(self, features: pd.DataFrame | None = None, target: Any = None) -> str:
         """The graph in original feature units, with sample shares when ``features`` is given
         and each leaf's rows per class and misclassified when ``target`` is given too."""
         if features is None:
             return self.graph.to_text(None, self.encoder)
+        import pandas as pd
+
         encoded = self.encoder.transform(features)
         mix = None
         if target is not None:
@@ -414,7 +600,7 @@ class TrainedModel:
                 f"version {FILE_VERSION}); re-train the model with this odtk.")
         try:
             graph = DecisionGraph.from_dict(data["graph"])
-            encoder = FeatureEncoder.from_dict(data["encoder"])
+            encoder = _encoder(data["encoder"])
             classes, summary = data["classes"], data.get("summary", {})
             if not isinstance(classes, list) or graph.class_names != [str(c) for c in classes]:
                 raise ModelFileError("inconsistent: its classes do not match the class names of its graph")
@@ -461,6 +647,13 @@ class TrainedModel:
             return cls.from_dict(data)
         except ModelFileError as exc:
             raise ModelFileError(f"{path}: {exc}") from None
+
+
+def _encoder(data: dict[str, Any]) -> FeatureEncoder:
+    """A fitted encoder from its saved form."""
+    from odtk.datasets.encoders import FeatureEncoder
+
+    return FeatureEncoder.from_dict(data)
 
 
 def check_writable(path: str | os.PathLike, force: bool = False) -> Path:

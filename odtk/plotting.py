@@ -9,7 +9,8 @@ import networkx as nx
 import numpy as np
 import pandas as pd
 
-from odtk.datasets import FeatureEncoder
+from odtk.datasets.adapters import is_frame
+from odtk.datasets.encoders import FeatureEncoder
 from odtk.exceptions import ConfigError
 from odtk.models import DecisionGraph, TrainedModel
 
@@ -90,7 +91,7 @@ def _parts(model: Any, X: Any, y: Any) -> tuple[DecisionGraph, FeatureEncoder | 
         return graph, encoder, classes, {node: values[order] for node, values in stored.items()}
     if y is None:
         raise ValueError("plot_tree counts the samples of X per class: pass their labels as y too.")
-    encoded = np.asarray(X) if encoder is None else encoder.transform(pd.DataFrame(X))
+    encoded = np.asarray(X) if encoder is None else encoder.transform(X if is_frame(X) else np.asarray(X))
     labels = pd.Index([str(c) for c in classes]).get_indexer([str(c) for c in np.asarray(y)])
     if (labels < 0).any():
         raise ValueError(f"y holds labels the model does not know; its classes: {classes}.")

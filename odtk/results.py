@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import math
-
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from odtk.models import TrainedModel
-from odtk.solvers import ModelSize
+if TYPE_CHECKING:
+    from odtk.models import TrainedModel
+    from odtk.solvers import ModelSize
 
 
 @dataclass(frozen=True)

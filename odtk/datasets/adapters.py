@@ -1,31 +1,160 @@
-"""The :class:`Dataset` container and adapters from DataFrames and CSV files."""
+"""The :class:`Dataset` container, adapters from DataFrames and CSV files, and :class:`Table`:
+named columns read without pandas, which a trained model predicts on."""
 from __future__ import annotations
 
 import codecs
+import contextlib
 import csv
 import io
 import os
-from collections.abc import Hashable, Iterable, Iterator
+import re
+import sys
+from collections.abc import Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from odtk.exceptions import DataError
 from odtk.files import read_regular
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 KINDS = ("binary", "numeric", "categorical")
 BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 BLANK = " \t\r\n"  # a line of only these (but the separator) is blank: pandas skips it
 DELIMITERS = ",;\t| "  # the separators read_csv detects
 BOOLEANS = {text: value for value in (True, False) for text in (str(value), str(value).upper(), str(value).lower())}
+# the values a CSV reader takes as missing (pandas' defaults)
+MISSING = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+                     "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
+PLAIN_NUMBER = frozenset("0123456789+-.eE \t")  # the characters of a number written without words
+NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?|inf(inity)?)\s*", re.IGNORECASE | re.ASCII)
 # a target with a different value in every one of more rows than this is refused: an identifier or
 # a measured quantity chosen by mistake (a toy set may well have one row per class)
 UNIQUE_TARGET_ROWS = 10
 MAX_COLUMNS = 10_000  # each column is a feature of the model; reading takes about 1 ms per column
 MAX_VALUES = 20_000_000  # rows × columns; a value read as text takes some 60 bytes of memory
 SNIFF_CHARS = 2**16  # the separator is detected in the header's first characters
+
+
+@dataclass(frozen=True, eq=False)
+class Table:
+    """Rows as named 1-D numpy arrays of equal length, held without pandas.
+
+    :func:`read_table` returns one; a fitted encoder and a trained model read rows from it, from
+    a DataFrame, a mapping of names to values or a 2-D array. ``labels`` names each row in
+    messages (a CSV file's lines, a frame's index; positions when None) and ``label_name`` says
+    what a label is (``line``, ``row``).
+    """
+
+    columns: dict[str, np.ndarray]
+    n_rows: int
+    labels: Any = None
+    label_name: str = "row"
+
+    def __len__(self) -> int:
+        return self.n_rows
+
+    def to_frame(self) -> pd.DataFrame:
+        """The table as a DataFrame indexed by its row labels."""
+        import pandas as pd
+
+        index = pd.RangeIndex(self.n_rows) if self.labels is None else pd.Index(self.labels)
+        return pd.DataFrame(self.columns, index=index.rename(self.label_name))
+
+    def text(self, name: str) -> np.ndarray:
+        """The values of column ``name`` as text (a missing value as ``nan``)."""
+        return np.array([str(value) for value in self.columns[name].tolist()], dtype=object)
+
+    def to_csv(self, **extra: Any) -> str:
+        """The table as CSV text (no row labels; a missing value empty), with the columns of
+        ``extra`` (name → one value per row) added or replacing those of the same name."""
+        columns = {**self.columns, **{name: np.asarray(values, dtype=object) for name, values in extra.items()}}
+        cells = [[_cell(value) for value in values.tolist()] for values in columns.values()]
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(columns)
+        writer.writerows(zip(*cells))
+        return out.getvalue()
+
+
+def _cell(value: Any) -> str:
+    """A value as written to CSV: a missing value (None, NaN) empty, others as ``str``."""
+    return "" if value is None or value != value else str(value)
+
+
+def as_table(data: Any, names: list[str]) -> Table:
+    """The columns ``names`` of ``data`` — a :class:`Table`, a DataFrame, a :class:`Dataset`, a
+    mapping of names to values, or a 2-D array whose columns are ``names`` in order — each
+    present and without missing values (else a one-line DataError)."""
+    if isinstance(data, Dataset):
+        data = data.features
+    if is_frame(data):
+        return _frame_table(data, names)
+    if isinstance(data, np.ndarray) and data.ndim == 2:
+        if data.shape[1] != len(names):
+            raise DataError(f"Expected {len(names)} feature columns as in training, got {data.shape[1]}; pass the "
+                            "same feature columns as in training.")
+        table = Table({name: data[:, j] for j, name in enumerate(names)}, data.shape[0])
+    elif isinstance(data, Table):
+        table = data
+    elif isinstance(data, Mapping):
+        columns = {str(name): np.asarray(values) for name, values in data.items()}
+        table = Table(columns, len(next(iter(columns.values()), ())))
+    else:
+        raise DataError(f"Expected a DataFrame, a Table, a mapping of columns or a 2-D array, got "
+                        f"{type(data).__name__}.")
+    _present(table.columns, names)
+    for name in names:
+        _complete(missing_mask(table.columns[name]), name, table)
+    return Table({name: table.columns[name] for name in names}, table.n_rows, table.labels, table.label_name)
+
+
+def is_frame(data: Any) -> bool:
+    """Whether ``data`` is a pandas DataFrame (without importing pandas)."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(data, pandas.DataFrame)
+
+
+def _frame_table(frame: pd.DataFrame, names: list[str]) -> Table:
+    """The columns ``names`` of a DataFrame (renamed to text) as a Table labelled by its index."""
+    frame = frame.rename(columns=str) if not all(isinstance(c, str) for c in frame.columns) else frame
+    _present(frame.columns, names)
+    table = Table({}, len(frame), frame.index, frame.index.name or "row")
+    for name in names:
+        column = frame[name]
+        values = column.to_numpy()
+        _complete(np.isnan(values) if values.dtype.kind == "f" else
+                  None if values.dtype.kind in "biu" else column.isna().to_numpy(), name, table)
+        table.columns[name] = values
+    return table
+
+
+def _present(columns: Iterable[str], names: list[str]) -> None:
+    """A DataError naming the first of ``names`` not among ``columns``."""
+    absent = [name for name in names if name not in columns]
+    if absent:
+        raise DataError(f"Column {absent[0]!r} used in training is missing from the data; "
+                        "pass the same feature columns as in training.")
+
+
+def missing_mask(values: np.ndarray) -> np.ndarray | None:
+    """Where ``values`` are missing (NaN or None); None for a dtype that cannot miss values."""
+    if values.dtype.kind == "f":
+        return np.isnan(values)
+    if values.dtype.kind == "O":
+        return np.fromiter((value is None or value != value for value in values.tolist()), bool, len(values))
+    return None
+
+
+def _complete(missing: np.ndarray | None, name: str, table: Table) -> None:
+    """A DataError if column ``name`` of ``table`` misses values where ``missing`` holds."""
+    if missing is not None and missing.any():
+        raise DataError(f"Column {name!r} has missing values in {first_row(missing, table)}; "
+                        "drop or impute them first.")
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,17 +206,27 @@ def overall_kind(kinds: Iterable[str]) -> str:
 
 def infer_kinds(features: pd.DataFrame, categorical: Iterable[Hashable] = ()) -> dict[str, str]:
     """Kind of every column: declared or non-numeric → categorical, 0/1 → binary, else numeric."""
+    import pandas as pd
+
     declared = set(categorical)
     kinds = {}
     for name in features.columns:
         column = features[name]
         if name in declared or not pd.api.types.is_numeric_dtype(column):
             kinds[name] = "categorical"
-        elif column.isin((0, 1)).all():
+        elif _zero_one(column):
             kinds[name] = "binary"
         else:
             kinds[name] = "numeric"
     return kinds
+
+
+def _zero_one(column: pd.Series) -> bool:
+    """Whether every value of a numeric column is 0 or 1."""
+    values = column.to_numpy()
+    if values.dtype.kind in "biuf":
+        return bool(((values == 0) | (values == 1)).all())
+    return bool(column.isin((0, 1)).all())
 
 
 def _preview(names: Iterable, limit: int = 5) -> str:
@@ -130,10 +269,16 @@ def _check_frame(df: pd.DataFrame, name: str) -> None:
                             "number beyond ±1.8e308 reads as infinite).")
 
 
-def first_row(mask: pd.Series) -> str:
-    """``"N rows (first: line L)"`` for the rows where ``mask`` holds, named by the index
-    (the file line for :func:`read_csv` frames, else the row label)."""
-    return f"{int(mask.sum())} rows (first: {mask.index.name or 'row'} {mask.index[mask.to_numpy()][0]})"
+def first_row(mask: Any, table: Table | None = None) -> str:
+    """``"N rows (first: line L)"`` for the rows where ``mask`` holds: a boolean Series, its rows
+    named by its index (the file line for :func:`read_csv` frames, else the row label), or a
+    boolean array, its rows named by ``table``'s labels (by position without them)."""
+    if hasattr(mask, "index"):
+        table, mask = Table({}, len(mask), mask.index, mask.index.name or "row"), mask.to_numpy()
+    mask = np.asarray(mask, dtype=bool)
+    first = int(np.argmax(mask))
+    label = first if table is None or table.labels is None else table.labels[first]
+    return f"{int(mask.sum())} rows (first: {'row' if table is None else table.label_name} {label})"
 
 
 def from_dataframe(df: pd.DataFrame, target: Hashable, *, categorical: Iterable[Hashable] | None = None,
@@ -145,6 +290,8 @@ def from_dataframe(df: pd.DataFrame, target: Hashable, *, categorical: Iterable[
     are categorical; numeric 0/1 columns are binary; other numeric columns numeric.
     Feature names are converted to strings; boolean columns to 0/1.
     """
+    import pandas as pd
+
     if not isinstance(df, pd.DataFrame):
         raise DataError(f"Expected a pandas DataFrame, got {type(df).__name__}; wrap the data in pd.DataFrame.")
     _check_frame(df, name)
@@ -230,61 +377,70 @@ def _narrow(lines: list[str], sep: str, path: Path) -> Iterator[str]:
         yield line
 
 
-def _rows(text: str, sep: str, path: Path) -> tuple[str, list[int]]:
-    """The CSV ``text`` rewritten with every field quoted and blank lines dropped, and the line of
-    ``text`` on which each data row starts.
+def _rows(text: str, sep: str, path: Path) -> tuple[list[str], list[list[str]], list[int]]:
+    """The header, the data rows (lists of fields; blank lines dropped) of the CSV ``text`` and
+    the line of ``text`` on which each data row starts.
 
-    The rewritten text gives pandas one unambiguous reading (the same values and types).
-    Refuses duplicate column names (pandas would rename them) and rows whose number of
-    fields differs from the header's (pandas would shift or pad them).
+    Refuses unnamed and duplicate column names and rows whose number of fields differs from
+    the header's.
     """
     lines = io.StringIO(text, newline="").readlines()
     reader = csv.reader(_narrow(lines, sep, path), delimiter=sep, strict=True)
     limit = csv.field_size_limit(max(csv.field_size_limit(), len(text)))  # a field may be the whole file
-    rewritten = io.StringIO()
-    writer = csv.writer(rewritten, delimiter=sep, quoting=csv.QUOTE_ALL)
-    header, starts, end, blank = None, [], 0, BLANK.replace(sep, "")
+    header, rows, starts, end, blank = None, [], [], 0, BLANK.replace(sep, "")
     try:
         for fields in reader:
             start, end = end + 1, reader.line_num
             if start == end and not lines[start - 1].strip(blank):
                 continue
             if header is None:
-                header = fields
-                unnamed = [k for k, name in enumerate(fields, 1) if not name.strip(BLANK)]
-                if unnamed:
-                    raise DataError(f"CSV file '{path}' has no name for column {unnamed[0]} of its header (a "
-                                    "saved row index?); name every column, or save the data without the "
-                                    "index (to_csv(index=False)).")
-                duplicates = sorted({name for name in fields if fields.count(name) > 1})
-                if duplicates:
-                    raise DataError(f"CSV file '{path}' has duplicate column names {_preview(duplicates)}; "
-                                    "rename them to be unique.")
+                header = _named(fields, path)
             elif len(fields) != len(header):
                 raise DataError(f"Cannot parse CSV file '{path}': line {start} has {len(fields)} fields but "
                                 f"the header has {len(header)}; give every row one value per column and "
                                 f"quote values that contain {sep!r}.")
             else:
+                rows.append(fields)
                 starts.append(start)
-            writer.writerow(fields)
     except csv.Error as exc:
         raise DataError(f"Cannot parse CSV file '{path}' at line {reader.line_num} ({exc}); check the "
                         "quoting: a value with a separator, quote or line break must be in double quotes, "
                         "with its quotes doubled.") from None
     finally:
         csv.field_size_limit(limit)
-    return rewritten.getvalue(), starts
+    if header is None:
+        raise DataError(f"CSV file '{path}' has no header row; it needs a header row and data rows.")
+    return header, rows, starts
 
 
-def read_csv(path: str | os.PathLike, sep: str | None = None) -> pd.DataFrame:
-    """Read a CSV file with a header row; ``sep=None`` detects the separator (comma if unsure).
+def _named(header: list[str], path: Path) -> list[str]:
+    """The header, if every column has a name of its own; else a DataError."""
+    unnamed = [k for k, name in enumerate(header, 1) if not name.strip(BLANK)]
+    if unnamed:
+        raise DataError(f"CSV file '{path}' has no name for column {unnamed[0]} of its header (a "
+                        "saved row index?); name every column, or save the data without the "
+                        "index (to_csv(index=False)).")
+    duplicates = sorted({name for name in header if header.count(name) > 1})
+    if duplicates:
+        raise DataError(f"CSV file '{path}' has duplicate column names {_preview(duplicates)}; "
+                        "rename them to be unique.")
+    return header
 
-    Values are kept as written: a column is numeric only if every value is a number and no two
-    different texts are the same number (class labels ``01`` and ``1`` stay two classes).
 
-    The file is UTF-8, or UTF-8 / UTF-16 with a byte-order mark, and may be gzip-compressed. The frame's index holds the
-    line of the file on which each row starts (named ``line``), so errors can point at it.
-    Every reading problem, ragged rows and duplicate column names become a one-line :class:`DataError`.
+def read_table(path: str | os.PathLike, sep: str | None = None) -> Table:
+    """Read a CSV file with a header row into a :class:`Table` (no pandas); ``sep=None`` detects
+    the separator (comma if unsure).
+
+    Values are kept as written: a column is numeric (int64, or float64) only if every value
+    is a number in decimal or scientific notation (or ``inf``) and no two different texts are
+    the same number (class labels ``01`` and ``1`` stay two classes), boolean if every value is
+    True or False (any case), else text. Empty fields and pandas' missing-value words (``NA``,
+    ``nan``, ``NULL``, …) are missing: NaN, or None in a text column.
+
+    The file is UTF-8, or UTF-8 / UTF-16 with a byte-order mark, and may be gzip-compressed.
+    The table's labels are the line of the file on which each row starts (``label_name``
+    ``line``), so errors can point at it. Every reading problem, ragged rows and duplicate
+    column names become a one-line :class:`DataError`.
     """
     path = Path(path)
     try:
@@ -299,24 +455,54 @@ def read_csv(path: str | os.PathLike, sep: str | None = None) -> pd.DataFrame:
     if len(sep) != 1:
         raise DataError(f"The separator must be one character, got {sep!r}; pass e.g. ',' or ';'.")
     _check_size(text, sep, path)
-    rewritten, lines = _rows(text, sep, path)
-    frame = pd.read_csv(io.StringIO(rewritten), sep=sep, dtype=str)
-    frame = frame.apply(_typed)
-    frame.index = pd.Index(lines, name="line")
-    return frame
+    header, rows, lines = _rows(text, sep, path)
+    fields = list(zip(*rows)) if rows else [()] * len(header)
+    return Table({name: _typed(column) for name, column in zip(header, fields)}, len(rows),
+                 np.asarray(lines, dtype=np.int64), "line")
 
 
-def _typed(column: pd.Series) -> pd.Series:
-    """A column read as text, as numbers when every value is one and no two different texts
-    are the same number (``01`` and ``1``, or integers beyond what a float tells apart stay
-    text, as written), as booleans when every value is True or False; else the text."""
-    present = column.dropna()
-    if present.isin(BOOLEANS).all() and len(present):
-        return column.map(BOOLEANS, na_action="ignore")
-    numbers = pd.to_numeric(column, errors="coerce")
-    if numbers.notna().sum() != len(present) or numbers.nunique() != present.nunique():
-        return column
-    return numbers
+def read_csv(path: str | os.PathLike, sep: str | None = None) -> pd.DataFrame:
+    """Read a CSV file as :func:`read_table` does, into a DataFrame whose index holds the line
+    of the file on which each row starts (named ``line``)."""
+    return read_table(path, sep).to_frame()
+
+
+def _typed(texts: tuple[str, ...]) -> np.ndarray:
+    """A column read as text (see :func:`read_table`): numbers, booleans, else the text, with
+    NaN where a value is missing."""
+    missing = np.fromiter((text in MISSING for text in texts), bool, len(texts))
+    present = [text for text, gone in zip(texts, missing.tolist()) if not gone]
+    if present and all(text in BOOLEANS for text in present):
+        flags = [BOOLEANS[text] for text in present]
+        return _spread(flags, missing) if missing.any() else np.array(flags, dtype=bool)
+    if not texts:
+        return np.array([], dtype=str)
+    numbers = _numbers(present)
+    if numbers is None or len(np.unique(numbers)) != len(set(present)):
+        return _spread(present, missing)
+    return _spread(numbers, missing, np.float64) if missing.any() else numbers
+
+
+def _spread(values: Any, missing: np.ndarray, dtype: Any = object) -> np.ndarray:
+    """``values`` where ``missing`` does not hold, NaN where it does."""
+    out = np.full(len(missing), np.nan, dtype=dtype)
+    out[~missing] = values
+    return out
+
+
+def _numbers(texts: list[str]) -> np.ndarray | None:
+    """``texts`` as int64 (all whole numbers that fit), else float64; None if one is not a number."""
+    characters = set("".join(texts))
+    if not characters <= PLAIN_NUMBER and not all(NUMBER.fullmatch(text) for text in texts):
+        return None
+    try:
+        whole = characters <= PLAIN_NUMBER - set(".eE")
+        for dtype in (np.int64, np.uint64) if whole and "-" not in characters else (np.int64,) if whole else ():
+            with contextlib.suppress(OverflowError, ValueError):
+                return np.array(texts, dtype=dtype)
+        return np.array(texts, dtype=np.float64)
+    except ValueError:  # misplaced signs or points: "1-2", "."
+        return None
 
 
 def from_csv(path: str | os.PathLike, target: Hashable, *, sep: str | None = None,

@@ -1,89 +1,96 @@
-"""Encoding raw feature columns into the 0/1 or [0, 1] matrices the formulations use."""
+"""Encoding raw feature columns into the 0/1 or [0, 1] matrices the formulations use.
+
+:meth:`FeatureEncoder.transform` reads rows from a DataFrame, a :class:`~odtk.datasets.Table`,
+a mapping of column names to values or a 2-D array, needs pandas only for a DataFrame, and
+computes only the encoded columns asked for: a trained model encodes just what it tests.
+"""
 from __future__ import annotations
 
 import reprlib
 import warnings
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
-from sklearn.exceptions import NotFittedError
 
-from odtk.datasets.adapters import Dataset, first_row, infer_kinds
+from odtk.datasets.adapters import Dataset, Table, as_table, first_row, infer_kinds, is_frame
 from odtk.exceptions import ConfigError, DataError, OdtkWarning
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 MODES = ("binary", "scaled", "onehot")
 THRESHOLDS = ("auto", "midpoints", "quantiles", "values")
 DEFAULT_QUANTILES = 10
 DEFAULT_BINS = 10  # one-hot mode: deciles
 MAX_CATEGORIES = 1000  # each category is a 0/1 column of the model
+Rows = Any  # a DataFrame, Dataset, Table, mapping of column name to values, or 2-D array (see as_table)
 
 
 def _frame(data: Dataset | pd.DataFrame) -> pd.DataFrame:
+    """The feature frame of ``data``, its column names as text."""
     if isinstance(data, Dataset):
         return data.features
-    if isinstance(data, pd.DataFrame):
+    if is_frame(data):
         return data.rename(columns=str)
     raise DataError(f"Expected a Dataset or a DataFrame, got {type(data).__name__}.")
 
 
-def _columns(frame: pd.DataFrame, names: list[str]) -> dict[str, pd.Series]:
-    """The named columns, checked present and complete (in one pass over the frame)."""
-    absent = [name for name in names if name not in frame.columns]
-    if absent:
-        raise DataError(f"Column {absent[0]!r} used in training is missing from the data; "
-                        "pass the same feature columns as in training.")
-    missing = frame[names].isna()
-    if missing.to_numpy().any():
-        name = missing.columns[missing.to_numpy().any(axis=0)][0]
-        raise DataError(f"Column {name!r} has missing values in {first_row(missing[name])}; "
-                        "drop or impute them first.")
-    return {name: frame[name] for name in names}
-
-
-def _numbers(column: pd.Series) -> np.ndarray:
+def _numbers(table: Table, name: str) -> np.ndarray:
+    """Column ``name`` of ``table`` as finite float64 values; else a one-line DataError."""
+    values = table.columns[name]
     try:
-        values = pd.to_numeric(column).to_numpy(dtype=float)
+        numbers = values.astype(np.float64, copy=False)
     except (TypeError, ValueError):
-        raise DataError(f"Column {column.name!r} must be numeric as in training but has non-numeric "
+        raise DataError(f"Column {name!r} must be numeric as in training but has non-numeric "
                         "values; convert or drop them.") from None
-    if column.dtype.kind in "iu" and len(values) and np.abs(values).max() >= 2**53 \
-            and len(np.unique(values)) < column.nunique():
-        raise DataError(f"Column {column.name!r} holds integers beyond 2^53 that floating point cannot tell "
+    if values.dtype.kind in "iu" and len(values) and np.abs(numbers).max() >= 2**53 \
+            and len(np.unique(numbers)) < len(np.unique(values)):
+        raise DataError(f"Column {name!r} holds integers beyond 2^53 that floating point cannot tell "
                         "apart; declare it categorical (--categorical / categorical=[...]) or subtract a "
                         "common offset from it.")
-    infinite = np.isinf(values)
-    if infinite.any():
-        rows = first_row(pd.Series(infinite, index=column.index))
-        raise DataError(f"Column {column.name!r} has infinite values in {rows}; drop those rows or replace the values.")
-    return values
+    if not np.isfinite(numbers).all():
+        bad = np.isinf(numbers)
+        what = "infinite values" if bad.any() else "missing values"
+        bad = bad if bad.any() else np.isnan(numbers)
+        advice = "drop those rows or replace the values" if what[0] == "i" else "drop or impute them first"
+        raise DataError(f"Column {name!r} has {what} in {first_row(bad, table)}; {advice}.")
+    return numbers
 
 
-def _categories(column: pd.Series) -> list:
-    values = column.unique().tolist()
-    if len(values) > MAX_CATEGORIES:
-        raise DataError(f"Categorical column {column.name!r} has {len(values)} distinct values; at most "
+def _categories(values: np.ndarray, name: str) -> list:
+    """The distinct values of a categorical column, sorted (by ``repr`` if they do not compare)."""
+    import pandas as pd
+
+    distinct = pd.unique(values).tolist()
+    if len(distinct) > MAX_CATEGORIES:
+        raise DataError(f"Categorical column {name!r} has {len(distinct)} distinct values; at most "
                         f"{MAX_CATEGORIES} are supported, as each becomes a 0/1 column of the model. Drop "
                         "the column if it identifies rows, or merge rare values into fewer categories.")
     try:
-        return sorted(values)
+        return sorted(distinct)
     except TypeError:
-        return sorted(values, key=repr)
+        return sorted(distinct, key=repr)
 
 
-def _warn_unseen(column: pd.Series, unseen: np.ndarray) -> None:
-    """An OdtkWarning naming the categories of ``column`` not seen in training."""
+def _warn_unseen(table: Table, name: str, texts: np.ndarray, unseen: np.ndarray) -> None:
+    """An OdtkWarning naming the categories of column ``name`` not seen in training."""
     if unseen.any():
-        values = reprlib.repr(sorted(map(str, pd.unique(column[unseen]))))
-        warnings.warn(f"Column {column.name!r} has {int(unseen.sum())} row(s) with categories not seen in "
-                      f"training ({values}, first in {first_row(pd.Series(unseen, index=column.index))}): "
+        values = reprlib.repr(sorted(set(texts[unseen].tolist())))
+        warnings.warn(f"Column {name!r} has {int(unseen.sum())} row(s) with categories not seen in "
+                      f"training ({values}, first in {first_row(unseen, table)}): "
                       "they match no category, so every test on the column answers no for them.",
                       OdtkWarning, stacklevel=4)
 
 
-def _same_split_midpoints(values: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
-    """The data midpoint that splits ``values`` as each ``x <= t`` does (none if no row is on one side)."""
-    distinct = np.unique(values)
+def _distinct(ordered: np.ndarray) -> np.ndarray:
+    """The distinct values of the sorted array ``ordered`` (as ``np.unique`` finds them)."""
+    return ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if len(ordered) else ordered
+
+
+def _same_split_midpoints(distinct: np.ndarray, thresholds: np.ndarray) -> np.ndarray:
+    """The data midpoint that splits the sorted ``distinct`` values as each ``x <= t`` does (none
+    if no value is on one side)."""
     below = np.searchsorted(distinct, thresholds, side="right") - 1  # distinct[below] <= t < the next
     below = below[(below >= 0) & (below < len(distinct) - 1)]
     return _midpoints(distinct)[below]
@@ -96,6 +103,14 @@ def _midpoints(distinct: np.ndarray) -> np.ndarray:
     low, high = distinct[:-1], distinct[1:]
     middle = low / 2 + high / 2
     return np.where((low <= middle) & (middle < high), middle, low)
+
+
+def _nearest(cuts: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """The index of the element of the increasing ``cuts`` nearest to each target (the lower
+    one on a tie)."""
+    above = np.clip(np.searchsorted(cuts, targets), 1, len(cuts) - 1)
+    below = above - 1
+    return np.where(np.abs(cuts[below] - targets) <= np.abs(cuts[above] - targets), below, above)
 
 
 class FeatureEncoder:
@@ -150,42 +165,45 @@ class FeatureEncoder:
         kinds = {str(k): v for k, v in (kinds or infer_kinds(frame)).items()}
         if len(frame) == 0:
             raise DataError("Cannot fit the encoder on data without rows.")
-        columns = _columns(frame, list(kinds))
-        self.kinds_ = {name: self._kind(columns[name], kind) for name, kind in kinds.items()}
+        table = as_table(frame, list(kinds))
+        self.kinds_ = {name: self._kind(table.columns[name], kind) for name, kind in kinds.items()}
         keep = keep or {}
-        self.params_ = {name: self._fit_column(columns[name], kind, keep.get(name, ()))
+        self.params_ = {name: self._fit_column(table, name, kind, keep.get(name, ()))
                         for name, kind in self.kinds_.items()}
         self._layout()
         return self
 
-    def _kind(self, column: pd.Series, kind: str) -> str:
+    def _kind(self, values: np.ndarray, kind: str) -> str:
         """``thresholds="values"``: a categorical column of numbers is ordered, so numeric."""
         if self.thresholds != "values" or kind != "categorical":
             return kind
-        numbers = pd.to_numeric(column, errors="coerce")
-        return "numeric" if numbers.notna().all() else kind
+        import pandas as pd
 
-    def _fit_column(self, column: pd.Series, kind: str, keep: Any = ()) -> list:
+        return "numeric" if pd.notna(pd.to_numeric(values, errors="coerce")).all() else kind
+
+    def _fit_column(self, table: Table, name: str, kind: str, keep: Any = ()) -> list:
         if kind == "categorical":
-            return _categories(column)
+            return _categories(table.columns[name], name)
         if kind == "binary":
             return []
         if kind != "numeric":
-            raise DataError(f"Unknown kind {kind!r} for column {column.name!r}; use binary, numeric or categorical.")
-        values = _numbers(column)
+            raise DataError(f"Unknown kind {kind!r} for column {name!r}; use binary, numeric or categorical.")
+        values = _numbers(table, name)
         if self.mode == "scaled":
             low, high = float(values.min()), float(values.max())
             if not np.isfinite(high - low):
-                raise DataError(f"Numeric column {column.name!r} spans {low:g} to {high:g}, a range too wide "
+                raise DataError(f"Numeric column {name!r} spans {low:g} to {high:g}, a range too wide "
                                 "to scale in floating point; divide the column by a large power of 10 first.")
             return [low, high]
-        cuts = self._thresholds(values)
+        ordered = np.sort(values)
+        distinct = _distinct(ordered)
+        cuts = self._thresholds(ordered, distinct)
         if self.thresholds == "auto" and len(keep):
-            cuts = np.union1d(cuts, _same_split_midpoints(values, np.asarray(keep, dtype=float)))
+            cuts = np.union1d(cuts, _same_split_midpoints(distinct, np.asarray(keep, dtype=float)))
         return cuts.tolist()
 
-    def _thresholds(self, values: np.ndarray) -> np.ndarray:
-        distinct = np.unique(values)
+    def _thresholds(self, ordered: np.ndarray, distinct: np.ndarray) -> np.ndarray:
+        """The thresholds of a numeric column of sorted values ``ordered`` (``distinct`` of them)."""
         if self.thresholds == "values":  # x > v: every distinct value but the largest
             cuts, cap = distinct[:-1], self.max_thresholds
         else:
@@ -197,8 +215,7 @@ class FeatureEncoder:
         if self.thresholds == "values" or self.thresholds == "midpoints" and self.mode != "onehot":
             picks = np.arange(1, cap + 1) * len(cuts) // (cap + 1)
         else:
-            targets = np.quantile(values, np.arange(1, cap + 1) / (cap + 1))
-            picks = np.abs(cuts[None, :] - targets[:, None]).argmin(axis=1)
+            picks = _nearest(cuts, np.quantile(ordered, np.arange(1, cap + 1) / (cap + 1)))
         return cuts[np.unique(picks)]
 
     def _labels(self, name: str, kind: str, params: list) -> list[str]:
@@ -217,45 +234,122 @@ class FeatureEncoder:
         return short if len(set(short)) == len(short) else [f"{name}{sign}{t!r}" for t in params]
 
     def _layout(self) -> None:
+        """Encoded column names and groups, and per encoded column its feature and place in the
+        feature's group; the parameters as arrays for :meth:`transform`."""
         self.columns_: list[str] = []
         self.groups_: dict[str, list[int]] = {}
         for name, kind in self.kinds_.items():
             labels = self._labels(name, kind, self.params_[name])
             self.groups_[name] = list(range(len(self.columns_), len(self.columns_) + len(labels)))
             self.columns_ += labels
+        self._owner = np.repeat(np.arange(len(self.groups_)), [len(g) for g in self.groups_.values()])
+        self._place = np.concatenate([np.arange(len(g)) for g in self.groups_.values()] or [np.zeros(0, int)])
+        self._plans: dict[bytes | None, dict] = {}
+        self._binary = np.array([k for k, kind in enumerate(self.kinds_.values()) if kind == "binary"], dtype=np.intp)
+        self._arrays = {name: _texts(params) if self.kinds_[name] == "categorical" else np.asarray(params, float)
+                        for name, params in self.params_.items()}
 
-    def transform(self, data: Dataset | pd.DataFrame) -> np.ndarray:
-        """Encode rows: int8 0/1 in binary and one-hot modes, float64 in [0, 1] in scaled mode."""
+    def transform(self, data: Rows, columns: Sequence[int] | None = None) -> np.ndarray:
+        """Encode rows: int8 0/1 in binary and one-hot modes, float64 in [0, 1] in scaled mode.
+
+        ``data``: a DataFrame or Dataset (columns by name), a :class:`~odtk.datasets.Table` or a
+        mapping of column names to values, or a 2-D array whose columns are the training
+        features in order. Every training column must be present and valid (no missing values,
+        numbers where numeric, 0/1 where binary). ``columns`` (indices into ``columns_``) asks
+        for those encoded columns only, in that order, as a column-major array; the others are
+        not computed.
+        """
+        self._check_fitted()
+        plan = self._plan(columns)
+        numbers = self._matrix(data)
+        if numbers is None:
+            table = as_table(data, list(self.kinds_))
+            read = {name: self._checked(table, name, kind, name in plan) for name, kind in self.kinds_.items()}
+        else:
+            table = Table({}, len(data))
+            read = {name: np.ascontiguousarray((data if self.kinds_[name] == "categorical" else numbers)[:, k])
+                    for k, name in enumerate(self.kinds_) if name in plan}
+        across = columns is not None  # column-major: each encoded column filled as a row of a block
+        out = np.empty((table.n_rows, len(self.columns_) if columns is None else len(columns)),
+                       dtype=np.float64 if self.mode == "scaled" else np.int8, order="F" if across else "C")
+        for name, (slots, places) in plan.items():
+            values = read[name] if self.kinds_[name] != "categorical" else read[name].astype(str)
+            block = self._encode(table, name, values[None, :] if across else values[:, None],
+                                 places[:, None] if across else places[None, :])
+            out[:, slots] = block.T if across else block
+        return out
+
+    def _check_fitted(self) -> None:
         if not hasattr(self, "kinds_"):
-            raise NotFittedError("This FeatureEncoder is not fitted yet; call fit() first.")
-        frame = _frame(data)
-        columns = _columns(frame, list(self.kinds_))
-        blocks = [self._encode(columns[name], kind, self.params_[name]) for name, kind in self.kinds_.items()]
-        dtype = np.float64 if self.mode == "scaled" else np.int8
-        return np.hstack(blocks).astype(dtype) if blocks else np.empty((len(frame), 0), dtype)
+            from sklearn.exceptions import NotFittedError
 
-    def _encode(self, column: pd.Series, kind: str, params: list) -> np.ndarray:
+            raise NotFittedError("This FeatureEncoder is not fitted yet; call fit() first.")
+
+    def _plan(self, columns: Sequence[int] | None) -> dict[str, tuple[slice | np.ndarray, np.ndarray]]:
+        """Per feature with encoded columns among ``columns`` (all when None): where they go in
+        the output and their places in the feature's group (cached per ``columns``)."""
+        key = None if columns is None else np.asarray(columns, dtype=np.intp).tobytes()
+        plans = self._plans
+        if key not in plans:
+            wanted = np.arange(len(self.columns_)) if columns is None else np.asarray(columns, dtype=np.intp)
+            plans[key] = {}
+            for k, name in enumerate(self.kinds_):
+                slots = np.flatnonzero(self._owner[wanted] == k)
+                if len(slots):
+                    contiguous = slots[-1] - slots[0] == len(slots) - 1
+                    plans[key][name] = (slice(slots[0], slots[-1] + 1) if contiguous else slots,
+                                        self._place[wanted[slots]])
+        return plans[key]
+
+    def _matrix(self, data: Rows) -> np.ndarray | None:
+        """A 2-D numeric array of the training columns as float64 when every value is valid
+        for its column (finite; 0/1 where binary; integers floating point tells apart), checked
+        at once; None for other data, or to let the column-by-column checks name the problem."""
+        if not (isinstance(data, np.ndarray) and data.ndim == 2 and data.dtype.kind in "biuf"
+                and data.shape[1] == len(self.kinds_)):
+            return None
+        if data.dtype.kind in "iu" and data.size and np.abs(data).max() >= 2**53:
+            return None
+        numbers = data.astype(np.float64, copy=False)
+        if not np.isfinite(numbers).all():
+            return None
+        binary = numbers[:, self._binary] if len(self._binary) else None
+        return None if binary is not None and not ((binary == 0) | (binary == 1)).all() else numbers
+
+    def _checked(self, table: Table, name: str, kind: str, read: bool) -> np.ndarray | None:
+        """Column ``name``'s values as the encoding reads them (numbers, or the raw values of a
+        categorical column when ``read``); a one-line DataError if they do not fit its kind."""
         if kind == "categorical":
-            # compared as text, as written: 1 read as a number matches the category "1" read as text
-            matches = column.astype(str).to_numpy()[:, None] == np.array([str(p) for p in params])[None, :]
-            _warn_unseen(column, ~matches.any(axis=1))
-            return matches
-        values = _numbers(column)[:, None]
+            return table.columns[name] if read else None
+        values = _numbers(table, name)
         if kind == "binary":
-            other = ~np.isin(values[:, 0], (0, 1))
+            other = (values != 0) & (values != 1)
             if other.any():
-                raise DataError(f"Column {column.name!r} was binary (0/1) in training but has other values in "
-                                f"{first_row(pd.Series(other, index=column.index))}; pass 0/1 values as in training.")
-            return np.hstack([values == 0, values == 1]) if self.mode == "onehot" else values
+                raise DataError(f"Column {name!r} was binary (0/1) in training but has other values in "
+                                f"{first_row(other, table)}; pass 0/1 values as in training.")
+        return values
+
+    def _encode(self, table: Table, name: str, values: np.ndarray, places: np.ndarray) -> np.ndarray:
+        """The encoded columns at ``places`` of feature ``name``'s group for ``values``: one
+        column per place for values as a column and places as a row, one row per place for
+        values as a row and places as a column (whichever fills the output faster)."""
+        kind, params = self.kinds_[name], self._arrays[name]
+        if kind == "categorical":
+            texts, of_category = params
+            found = np.searchsorted(texts, values.ravel()).clip(0, max(len(texts) - 1, 0))
+            known = texts[found] == values.ravel() if len(texts) else np.zeros(values.size, bool)
+            _warn_unseen(table, name, values.ravel(), ~known)
+            return of_category[places] == np.where(known, found, -1).reshape(values.shape)
+        if kind == "binary":
+            return places == values if self.mode == "onehot" else values
         if self.mode == "onehot":
-            bins = np.searchsorted(np.asarray(params, dtype=float), values[:, 0], side="left")
-            return bins[:, None] == np.arange(len(params) + 1)[None, :]
+            return places == np.searchsorted(params, values, side="left")
         if self.mode == "binary" and self.thresholds == "values":
-            return values > np.array(params)[None, :]
+            return params[places] < values
         if self.mode == "binary":
-            return values <= np.array(params)[None, :]
+            return params[places] >= values
         low, high = params
-        return np.clip((values - low) / (high - low), 0.0, 1.0) if high > low else np.zeros_like(values)
+        return np.clip((values - low) / (high - low), 0.0, 1.0) if high > low else np.zeros(values.shape)
 
     def subset_text(self, columns: list[int]) -> str:
         """A one-hot mode test "the value is in these columns" in the feature's own terms:
@@ -282,8 +376,7 @@ class FeatureEncoder:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-serialisable description of the fitted encoder."""
-        if not hasattr(self, "kinds_"):
-            raise NotFittedError("This FeatureEncoder is not fitted yet; call fit() first.")
+        self._check_fitted()
         return {"mode": self.mode, "thresholds": self.thresholds, "max_thresholds": self.max_thresholds,
                 "kinds": dict(self.kinds_), "params": {name: list(p) for name, p in self.params_.items()}}
 
@@ -315,3 +408,10 @@ class FeatureEncoder:
         if not valid:
             raise DataError(f"column {name!r} ({kind}) has parameters that are not {expected}")
         return list(params)
+
+
+def _texts(categories: list) -> tuple[np.ndarray, np.ndarray]:
+    """Categories as compared (as text, as written: 1 read as a number matches the category "1"
+    read as text): the distinct texts sorted, and each category's position among them."""
+    texts, of_category = np.unique(np.array([str(c) for c in categories], dtype=str), return_inverse=True)
+    return texts, of_category
