@@ -16,22 +16,32 @@ ConstraintList ``cuts`` is solved by one of two schemes:
   compiled once and the cuts become rows appended to that standard form (HiGHS keeps one model
   and adds them; CBC re-reads the grown form); through the Pyomo hand-off every round compiles
   the instance again. The cuts are also kept in ``cuts``.
+
+Both schemes answer a stop (``options.budget``: a signal, its deadline). The lazy scheme's solver
+returns its incumbent, which meets every cut. The iterative loop looks at the budget between
+rounds, and a signal that ends a master solve (the solver returns) or arrives in the loop's own
+Python code (:class:`~odtk.budget.Stopped`) ends the loop: the best repaired solution of all
+rounds is returned as ``interrupted`` (``time_limit`` at the deadline) with the loop's bound.
+Progress goes to the budget: the rounds and cuts, the loop's best repaired objective and bound
+(a master's own incumbents are not reported: they may violate cuts not found yet).
 """
 from __future__ import annotations
 
 import dataclasses
 import time
 from types import ModuleType
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.visitor import identify_variables
 
+from odtk.budget import Stopped
 from odtk.solvers import (SolverOptions, SolverOutcome, backends, check_licence, get_spec, require_solver,
                           solve_instance, to_standard_form, verified_termination)
-from odtk.solvers.solve import checked_outcome
 from odtk.solvers.highs import GrowingForm
+from odtk.solvers.isolated import Watch
+from odtk.solvers.solve import checked_outcome
 from odtk.solvers.standard_form import append_rows, lazy_rows, load_values
 
 
@@ -63,11 +73,13 @@ def _solve_lazy(instance, module: ModuleType, solver: str, options: SolverOption
     fractional points (``separate_fractional``), at the relaxations of its nodes too. Every
     cut added is kept in ``cuts`` afterwards."""
     added: list = []
+    watch = Watch(options.budget)
 
     def recorded(separate: Callable[[object], dict]) -> Callable[[], list]:
         def found() -> list:
             cuts = list(separate(instance).values())
             added.extend(cuts)
+            watch.report(cuts=len(added))
             return cuts
 
         return found
@@ -83,35 +95,64 @@ def _solve_lazy(instance, module: ModuleType, solver: str, options: SolverOption
 
 def _solve_iterative(instance, module: ModuleType, solver: str, options: SolverOptions,
                      handoff: str, warm_start: bool) -> tuple[SolverOutcome, CutReport]:
-    """Repeated master solves, each adding the cuts violated by the previous solution."""
+    """Repeated master solves, each adding the cuts violated by the previous solution, until none
+    is violated, the time is up or a stop is asked for."""
     began = time.perf_counter()
     deadline = None if options.time_limit is None else began + options.time_limit
+    budget = options.budget
     master = _OneModel(instance, solver) if handoff == "native" else _Recompiled(instance, solver, handoff)
+    master_options = options if budget is None else dataclasses.replace(
+        options, budget=BudgetView(budget, ("incumbent",)))
     warm_start_capable = handoff == "native" and get_spec(solver).capabilities["warm_start"]
     loop = _Loop(module.SENSE)
     start = _values(master.columns) if warm_start else None
-    while True:
-        remaining = None if deadline is None else max(deadline - time.perf_counter(), 0.01)
-        seen: dict = {}  # cuts violated by the MIP solutions met during this round
-        outcome = master.solve(dataclasses.replace(options, time_limit=remaining), start,
-                               lambda: _remember(module.separate(instance), seen))
-        loop.count(outcome)
-        if not outcome.has_solution:
-            violated = None
-            break
-        violated = module.separate(instance)
-        if violated:
-            _remember(violated, seen)
-            master.add(list(seen.values()))
-            loop.cuts += len(seen)
-        module.repair(instance, violated)
-        loop.offer(_values(master.columns), pyo.value(instance.objective))
-        out_of_time = deadline is not None and time.perf_counter() >= deadline
-        if not violated or out_of_time or outcome.termination != "optimal":
-            break
-        start = loop.best if warm_start_capable else None
+    outcome, violated = None, None
+    try:
+        while True:
+            remaining = None if deadline is None else max(deadline - time.perf_counter(), 0.01)
+            seen: dict = {}  # cuts violated by the MIP solutions met during this round
+            outcome = master.solve(dataclasses.replace(master_options, time_limit=remaining), start,
+                                   lambda: _remember(module.separate(instance), seen))
+            loop.count(outcome)
+            if not outcome.has_solution:
+                violated = None
+                break
+            violated = module.separate(instance)
+            if violated:
+                _remember(violated, seen)
+                master.add(list(seen.values()))
+                loop.cuts += len(seen)
+            module.repair(instance, violated)
+            loop.offer(_values(master.columns), pyo.value(instance.objective))
+            loop.report(budget)
+            out_of_time = deadline is not None and time.perf_counter() >= deadline
+            if (not violated or out_of_time or outcome.termination != "optimal"
+                    or (budget is not None and budget.should_stop())):
+                break
+            start = loop.best if warm_start_capable else None
+    except Stopped:  # a signal in the loop's own code: the best repaired solution so far, if any
+        if loop.best is None:
+            raise
     report = CutReport(master.scheme, loop.cuts, loop.rounds)
     return _result(loop, outcome, violated, master, solver, options, time.perf_counter() - began), report
+
+
+class BudgetView:
+    """The solve's budget as a sub-solve sees it: the same deadline, stop rule and waiting, but
+    the progress fields named in ``hidden`` are not reported (a Benders master's incumbents may
+    violate cuts not found yet, while its bound holds: the master is a relaxation; a SAT query's
+    figures are not the search's)."""
+
+    def __init__(self, budget: Any, hidden: tuple[str, ...]):
+        self._budget, self._hidden = budget, hidden
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._budget, name)
+
+    def report(self, **fields: Any) -> None:
+        shown = {name: value for name, value in fields.items() if name not in self._hidden}
+        if shown:
+            self._budget.report(**shown)
 
 
 class _OneModel:
@@ -198,6 +239,11 @@ class _Loop:
         if outcome.nodes is not None:
             self.nodes = (self.nodes or 0) + outcome.nodes
 
+    def report(self, budget: Any) -> None:
+        """The loop's rounds, cuts, best repaired objective and bound to ``budget`` (if any)."""
+        if budget is not None:
+            budget.report(rounds=self.rounds, cuts=self.cuts, incumbent=self.best_objective, bound=self.bound)
+
     def offer(self, values: np.ndarray, objective: float) -> None:
         """Keep ``values`` if no worse than the best so far (a tie goes to the later round)."""
         worse = self.best_objective is not None and (
@@ -210,13 +256,19 @@ def _result(loop: _Loop, last: SolverOutcome, violated: dict | None, master, sol
             options: SolverOptions, seconds: float) -> SolverOutcome:
     """The loop's outcome: the best repaired incumbent (loaded into the instance), the loop's
     best bound and totals; "optimal" only when the last master is optimal and cut-free and the
-    loop's bound meets its objective."""
+    loop's bound meets its objective; "interrupted" when a signal ended the loop."""
     totals = dict(bound=loop.bound, handoff_time=loop.handoff_time, solve_time=loop.solve_time, nodes=loop.nodes)
-    if loop.best is None or (not last.has_solution and last.termination != "time_limit"):
+    if loop.best is None or (not last.has_solution and last.termination not in ("time_limit", "interrupted")):
         return dataclasses.replace(last, **totals)
     _load(master.columns, loop.best)
+    budget = options.budget
     proven = last.has_solution and not violated and last.termination == "optimal"
-    termination = "optimal" if proven else ("time_limit" if violated or not last.has_solution else last.termination)
+    if proven:
+        termination = "optimal"
+    elif last.termination == "interrupted" or (budget is not None and budget.stop_requested):
+        termination = "interrupted"
+    else:
+        termination = "time_limit" if violated or not last.has_solution else last.termination
     termination = verified_termination(solver, termination, loop.best_objective, loop.bound, options, seconds)
     return dataclasses.replace(last, **totals, termination=termination, has_solution=True,
                                objective=loop.best_objective)

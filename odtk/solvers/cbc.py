@@ -1,26 +1,49 @@
-"""COIN-OR CBC (the binary shipped by cbcbox) on an MPS file written by HiGHS."""
+"""COIN-OR CBC (the binary shipped by cbcbox) on an MPS file written by HiGHS.
+
+CBC runs as a child process in a temporary folder that is removed however the solve ends (a
+result, an error, a signal). odtk reads CBC's log line by line as it comes: the incumbent, the
+best possible bound and the node count go to the budget's progress (``budget.report``) and, with
+``options.log``, every line to the log. Meanwhile odtk waits inside ``budget.waiting()``,
+looking every :data:`~odtk.solvers.isolated.POLL` seconds at the budget's stop rule (a signal,
+its deadline) and at the time limit plus :data:`~odtk.solvers.isolated.GRACE`. To stop CBC it
+sends SIGINT, on which CBC ends its search within milliseconds and writes its best solution
+(measured: cbcbox's CBC heads it "Stopped on iterations"; a SIGINT that comes before CBC's search
+starts is lost, so it is sent again every POLL seconds), and kills a CBC that has not ended after
+:data:`STOP_WAIT` seconds (its log's bound is kept). The solution is returned as
+``interrupted`` (a signal) or ``time_limit``. CBC stays in odtk's process group (what ends the
+group ends CBC), but while odtk catches SIGHUP CBC ignores it: a hang-up stops CBC through odtk,
+which keeps its solution. CBC catches SIGINT even where it is ignored; where odtk ignores it (in
+the background of a script) CBC runs in a session of its own, so that a Ctrl-C meant for the
+script's foreground jobs does not stop it.
+"""
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.metadata
 import logging
+import math
 import os
 import re
 import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 
-from odtk.solvers.highs import highs_lp, new_highs
+from odtk.solvers.highs import _less, highs_lp, new_highs
+from odtk.solvers.isolated import GRACE, POLL, Watch
 from odtk.solvers.options import SolverOptions
 from odtk.solvers.registry import SolverSpec
 from odtk.solvers.standard_form import FEASIBILITY_TOLERANCE, StandardForm, model_violation
 
 BACKEND = "cbc"
+STOP_WAIT = 1.0  # seconds CBC has, after the first SIGINT, to write its solution and end
 log = logging.getLogger(__name__)
 
 
@@ -46,17 +69,23 @@ def version(spec: SolverSpec) -> str:
     return match.group(1) if match else importlib.metadata.version("cbcbox")
 
 
+# the first line of CBC's solution file; after SIGINT cbcbox's CBC writes "Stopped on iterations"
 _CBC_STATUS = {"Optimal": "optimal", "Stopped on time": "time_limit", "Infeasible": "infeasible",
-               "Integer infeasible": "infeasible", "Stopped on ctrl-c": "interrupted"}
+               "Integer infeasible": "infeasible", "Stopped on ctrl-c": "interrupted",
+               "Stopped on iterations": "interrupted"}
 
 
 def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
     """CBC on an MPS file. Its preprocessing now and then returns a solution that violates the
-    model ("possible tolerance issue" in its log): CBC then solves again without it."""
+    model ("possible tolerance issue" in its log): CBC then solves again without it, in the time
+    left; a stopped solve keeps no such solution."""
+    began = time.perf_counter()
     raw = _run_cbc(form, spec, options, preprocess=True)
     if raw["values"] is not None and model_violation(form, raw["values"]) > FEASIBILITY_TOLERANCE:
+        if raw["termination"] in ("interrupted", "time_limit"):
+            return {**raw, "values": None, "message": f"{raw['message']}; its solution violates the model"}
         log.info("CBC's solution violates the model; solving again without preprocessing")
-        raw = _run_cbc(form, spec, options, preprocess=False)
+        raw = _run_cbc(form, spec, _less(options, time.perf_counter() - began), preprocess=False)
     return raw
 
 
@@ -69,6 +98,7 @@ def _run_cbc(form: StandardForm, spec: SolverSpec, options: SolverOptions, prepr
         writer.passModel(highs_lp(form, minimize_only=True))  # CBC reads MPS as minimisation
         writer.writeModel(str(mps))
         handoff = time.perf_counter() - start
+        options = _less(options, handoff)  # the hand-off counts against the limit
         args = [binary, str(mps)]
         # CBC reports its bound and node count only with its log on: keep it on, show it with options.log
         for key, value in {**options.native(spec), "log": 1}.items():
@@ -76,25 +106,199 @@ def _run_cbc(form: StandardForm, spec: SolverSpec, options: SolverOptions, prepr
         args += _cbc_start_and_cutoff(form, Path(tmp))
         args += [] if preprocess else ["-preprocess", "off"]
         args += ["-solve", "-solu", str(sol)]
-        run = subprocess.run(args, capture_output=True, text=True)
-        if options.log:
-            log.info(run.stdout)
-        if run.returncode != 0 or not sol.exists():
-            return dict(termination="error", values=None, bound=None, handoff=handoff,
-                        message=_cbc_failure(run))
+        run = _CbcRun(form, options)
+        returncode = run.run(args)
+        if run.stopped is not None:
+            return run.stopped_outcome(sol, form, handoff)
+        if returncode != 0 or not sol.exists():
+            return dict(termination="error", values=None, bound=run.progress.bound, handoff=handoff,
+                        message=_cbc_failure(returncode, run.lines))
         return _cbc_outcome(sol.read_text(errors="replace"), run.stdout, form, handoff)
 
 
-def _cbc_failure(run: subprocess.CompletedProcess) -> str:
-    """Why CBC left no solution file: the signal that killed it, or its exit code and last words."""
-    if run.returncode < 0:
+class _CbcRun:
+    """One CBC process: started, its log followed, waited for, and stopped when the budget says so
+    or the time limit plus GRACE has passed (:attr:`stopped`: "interrupted" or "time_limit")."""
+
+    def __init__(self, form: StandardForm, options: SolverOptions):
+        self.watch = Watch(options.budget)
+        self.show = options.log
+        self.limit = None if options.time_limit is None else time.monotonic() + options.time_limit + GRACE
+        self.progress = CbcLog(form.maximize)
+        self.lines: list[str] = []
+        self.stopped: str | None = None
+
+    @property
+    def stdout(self) -> str:
+        return "".join(self.lines)
+
+    def run(self, args: list[str]) -> int:
+        """Run CBC with ``args`` to its end or to a stop; its exit code."""
+        # CBC stops on SIGINT even where it is ignored: where this process ignores it, CBC runs in a
+        # session of its own, out of reach of a Ctrl-C to the process group
+        apart = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+        process = subprocess.Popen(_hangup_ignored(args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT, encoding="utf-8", errors="replace",
+                                   start_new_session=apart)
+        reader = threading.Thread(target=self._follow, args=(process.stdout,), name="odtk-cbc-log", daemon=True)
         try:
-            cause = signal.Signals(-run.returncode).name
+            reader.start()
+            with self.watch.running():
+                self.stopped = self._wait(process)
+                if self.stopped is not None:
+                    _end(process)
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+            reader.join()
+            process.stdout.close()
+        if process.returncode < 0 and self.stopped is None:  # a signal to the process group
+            self.stopped = self._reason()
+        return process.returncode
+
+    def _wait(self, process: subprocess.Popen) -> str | None:
+        """Wait for CBC's end (None) or a reason to stop it."""
+        while True:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(POLL)
+                return None
+            reason = self._reason()
+            if reason is not None:
+                return reason
+
+    def _reason(self) -> str | None:
+        """Why CBC must stop now: "interrupted" (a signal), "time_limit" (the budget's deadline,
+        or the time limit plus GRACE), else None."""
+        if self.watch.should_stop():
+            budget = self.watch.budget
+            return "interrupted" if self.watch.pressed or budget.stop_requested else "time_limit"
+        if self.limit is not None and time.monotonic() >= self.limit:
+            return "time_limit"
+        return None
+
+    def _follow(self, stream: IO[str]) -> None:
+        """Read CBC's log to its end: keep it, report its progress, show it with ``options.log``."""
+        for line in stream:
+            self.lines.append(line)
+            if self.show:
+                log.info(line.rstrip("\n"))
+            if self.progress.read(line):
+                self.watch.report(force=self.progress.improved, incumbent=self.progress.incumbent,
+                                  bound=self.progress.bound, nodes=self.progress.nodes)
+
+    def stopped_outcome(self, sol: Path, form: StandardForm, handoff: float) -> dict:
+        """What a CBC that odtk stopped leaves: its solution file if it wrote one (read as CBC's
+        result, under odtk's termination), else the bound and nodes of its log."""
+        reason = {"interrupted": f"stopped by {self._signal_name()}",
+                  "time_limit": "stopped at the time limit"}[self.stopped]
+        text = sol.read_text(errors="replace") if sol.exists() else ""
+        raw = _cbc_outcome(text, self.stdout, form, handoff) if text.strip() else None
+        if raw is None or raw["termination"] == "error":
+            return dict(termination=self.stopped, values=None, bound=self.progress.bound, handoff=handoff,
+                        message=f"CBC {reason} before it wrote a solution", nodes=self.progress.nodes)
+        bound = raw["bound"] if raw["bound"] is not None else self.progress.bound
+        return {**raw, "termination": self.stopped, "bound": bound, "message": f"CBC {reason}: {raw['message']}",
+                "nodes": raw["nodes"] if raw["nodes"] is not None else self.progress.nodes}
+
+    def _signal_name(self) -> str:
+        budget = self.watch.budget
+        return signal.Signals(budget.signal).name if budget is not None and budget.signal else "SIGINT"
+
+
+def _hangup_ignored(args: list[str]) -> list[str]:
+    """``args`` run so that CBC ignores SIGHUP while this process catches it (it then stops CBC
+    itself and keeps its solution); where this process would die of it, CBC does too."""
+    handler = signal.getsignal(signal.SIGHUP) if hasattr(signal, "SIGHUP") else None
+    if not callable(handler):
+        return args
+    return ["/bin/sh", "-c", 'trap "" HUP; exec "$0" "$@"', *args]
+
+
+def _end(process: subprocess.Popen) -> None:
+    """Ask CBC to stop with SIGINT (again every POLL seconds: one sent before its search starts is
+    lost); kill it if it has not ended within STOP_WAIT seconds."""
+    deadline = time.monotonic() + STOP_WAIT
+    while process.poll() is None and time.monotonic() < deadline:
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGINT)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(POLL)
+    if process.poll() is None:
+        process.kill()
+
+
+class CbcLog:
+    """The progress in CBC's log lines: incumbent, best possible bound and nodes, in the model's
+    own sense (CBC minimises, odtk negates a maximisation). Reads the tabular log of recent CBC
+    builds (the branch-and-bound table, the root's heuristics and LP) and the ``Cbc0010I`` /
+    ``Cbc0012I`` messages of CBC 2.10."""
+
+    _LINES = (  # CBC 2.10's messages, then the recent builds' root summaries
+        (re.compile(r"Cbc0010I After (\d+) nodes, \d+ on tree, (\S+) best solution, best possible (\S+)"),
+         ("nodes", "incumbent", "bound")),
+        (re.compile(r"Cbc00(?:12|04)I Integer solution of (\S+) found"), ("incumbent",)),
+        (re.compile(r"Cbc0005I Partial search - best objective (\S+) \(best possible (\S+)\)"), ("incumbent", "bound")),
+        (re.compile(r"^✔ (?:Feasibility pump|Root node heuristics) — best (\S+) in"), ("incumbent",)),
+        (re.compile(r"^✔ LP Optimal — .*Obj: (\S+)"), ("bound",)),
+    )
+    _TABLE = re.compile(r"^\s*(?:★\s+)?(\d+)\s+\d+\s+\d+\s+(\S+)\s.*?(\S+)\s+(?:\S+%|—)\s+[\d.]+\s*$")
+
+    def __init__(self, maximize: bool):
+        self.sign = -1.0 if maximize else 1.0
+        self.incumbent: float | None = None
+        self.bound: float | None = None
+        self.nodes: int | None = None
+        self.improved = False
+        self._in_tree = False
+
+    def read(self, line: str) -> bool:
+        """Take one log line; True when it holds figures (:attr:`improved`: a new incumbent)."""
+        if line.startswith("▶ "):
+            self._in_tree = line.startswith("▶ Branch and bound")
+        found = self._table_row(line) if self._in_tree else None
+        for pattern, names in self._LINES if found is None else ():
+            match = pattern.search(line)
+            if match:
+                found = dict(zip(names, match.groups()))
+                break
+        return bool(found) and self._take(found)
+
+    def _table_row(self, line: str) -> dict | None:
+        match = self._TABLE.match(line)
+        return None if match is None else dict(zip(("nodes", "incumbent", "bound"), match.groups()))
+
+    def _take(self, found: dict[str, str]) -> bool:
+        before = self.incumbent
+        if "nodes" in found:
+            self.nodes = int(found["nodes"])
+        for name in ("incumbent", "bound"):
+            value = _number(found.get(name))
+            if value is not None:
+                setattr(self, name, self.sign * value)
+        self.improved = self.incumbent != before
+        return True
+
+
+def _number(text: str | None) -> float | None:
+    """A finite objective value of CBC's log (None for a dash, an infinity or CBC's 1e50)."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) and abs(value) < 1e20 else None
+
+
+def _cbc_failure(returncode: int, lines: list[str]) -> str:
+    """Why CBC left no solution file: the signal that killed it, or its exit code and last words."""
+    if returncode < 0:
+        try:
+            cause = signal.Signals(-returncode).name
         except ValueError:
-            cause = f"signal {-run.returncode}"
+            cause = f"signal {-returncode}"
         return f"the CBC process was killed by {cause}"
-    tail = (run.stderr or run.stdout).strip().splitlines()[-1:] or ["no output"]
-    return f"CBC exited with code {run.returncode}: {tail[0]}"
+    tail = [line.strip() for line in lines if line.strip()][-1:] or ["no output"]
+    return f"CBC exited with code {returncode}: {tail[0]}"
 
 
 def _cbc_start_and_cutoff(form: StandardForm, folder: Path) -> list[str]:
@@ -132,8 +336,8 @@ def _cbc_outcome(solution: str, stdout: str, form: StandardForm, handoff: float)
                                 f"objective of its first line {head[:80]!r}")
     bound_match = re.search(r"Lower bound:\s*(\S+)", stdout)
     bound = None
-    if bound_match:  # printed when CBC stops early (and by some builds at an optimum)
-        bound = sign * float(bound_match.group(1))  # CBC's objective includes the MPS offset
+    if bound_match and _number(bound_match.group(1)) is not None:  # printed when CBC stops early
+        bound = sign * _number(bound_match.group(1))  # CBC's objective includes the MPS offset
     elif termination == "optimal" and values is not None:
         bound = float(form.c @ values + form.offset)
     nodes = re.search(r"Enumerated nodes:\s*(\d+)", stdout)

@@ -1,12 +1,23 @@
-"""IBM CPLEX through the cplex package's matrix API."""
+"""IBM CPLEX through the cplex package's matrix API.
+
+CPLEX solves in this process; an informational callback, called at each node and regularly
+between, watches the solve as Gurobi's does (:class:`~odtk.solvers.gurobi.CallbackWatch`): it
+aborts CPLEX when the budget says so (a signal, its deadline) or the time limit plus GRACE has
+passed, and reports the incumbent, bound and nodes. The lazy-row and user-cut callbacks consult
+the watch too. The solution CPLEX holds at a stop is returned, as ``interrupted`` (a signal) or
+``time_limit``.
+"""
 from __future__ import annotations
 
+import contextlib
 import importlib
 import time
 from typing import Any, Callable
 
 import numpy as np
 
+from odtk.solvers.gurobi import CallbackWatch, bounded
+from odtk.solvers.highs import _less
 from odtk.solvers.options import SolverOptions
 from odtk.solvers.registry import SolverSpec, licence_error
 from odtk.solvers.standard_form import LazyRow, StandardForm
@@ -55,48 +66,81 @@ def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
     start = time.perf_counter()
     problem = quiet_cplex(cplex, options.log)
     try:
+        _add_model(cplex, problem, form)
+        handoff = time.perf_counter() - start
+        options = _less(options, handoff)  # the hand-off counts against the limit
         for key, value in options.native(spec).items():
             _set_cplex_parameter(problem, key, value)
-        inf = cplex.infinity
-        problem.variables.add(
-            obj=form.c.tolist(),
-            lb=np.maximum(form.col_lower, -inf).tolist(),
-            ub=np.minimum(form.col_upper, inf).tolist(),
-            types="".join("I" if i else "C" for i in form.integer),
-        )
-        problem.objective.set_offset(form.offset)
-        problem.objective.set_sense(problem.objective.sense.maximize if form.maximize
-                                    else problem.objective.sense.minimize)
-        A = form.A.tocsr()
-        rows = [cplex.SparsePair(A.indices[A.indptr[r]:A.indptr[r + 1]].tolist(),
-                                 A.data[A.indptr[r]:A.indptr[r + 1]].tolist())
-                for r in range(A.shape[0])]
-        equal = form.row_lower == form.row_upper
-        upper_only = np.isinf(form.row_lower)
-        senses = "".join(np.where(equal, "E", np.where(upper_only, "L", "G")))
-        rhs = np.where(upper_only, form.row_upper, form.row_lower).tolist()
-        problem.linear_constraints.add(lin_expr=rows, senses=senses, rhs=rhs)
-        if form.start is not None:
-            known = np.flatnonzero(~np.isnan(form.start))
-            problem.MIP_starts.add(cplex.SparsePair(known.tolist(), form.start[known].tolist()),
-                                   problem.MIP_starts.effort_level.auto)
-        if form.cutoff is not None:
-            cutoffs = problem.parameters.mip.tolerances
-            (cutoffs.lowercutoff if form.maximize else cutoffs.uppercutoff).set(form.cutoff)
-        if form.lazy:
-            problem.register_callback(_cplex_lazy_callback(cplex)).separate = form.lazy
-        if form.user_cuts:
-            problem.register_callback(_cplex_user_cut_callback(cplex)).separate = form.user_cuts
-        handoff = time.perf_counter() - start
+        watch = CallbackWatch(options)
+        _register_callbacks(cplex, problem, form, watch)
         try:
-            problem.solve()
+            with watch.running():
+                problem.solve()
         except cplex.exceptions.CplexSolverError as exc:
             if refused_for_size(exc):
                 raise licence_error(spec, form.size, refused=True) from None
             raise
-        return _cplex_outcome(problem, form, handoff)
+        return _cplex_outcome(problem, form, handoff, watch)
     finally:
         problem.end()
+
+
+def _add_model(cplex, problem, form: StandardForm) -> None:
+    """The columns, rows, objective, start and cutoff of ``form`` in ``problem``."""
+    inf = cplex.infinity
+    problem.variables.add(
+        obj=form.c.tolist(),
+        lb=np.maximum(form.col_lower, -inf).tolist(),
+        ub=np.minimum(form.col_upper, inf).tolist(),
+        types="".join("I" if i else "C" for i in form.integer),
+    )
+    problem.objective.set_offset(form.offset)
+    problem.objective.set_sense(problem.objective.sense.maximize if form.maximize
+                                else problem.objective.sense.minimize)
+    A = form.A.tocsr()
+    rows = [cplex.SparsePair(A.indices[A.indptr[r]:A.indptr[r + 1]].tolist(),
+                             A.data[A.indptr[r]:A.indptr[r + 1]].tolist())
+            for r in range(A.shape[0])]
+    equal = form.row_lower == form.row_upper
+    upper_only = np.isinf(form.row_lower)
+    senses = "".join(np.where(equal, "E", np.where(upper_only, "L", "G")))
+    rhs = np.where(upper_only, form.row_upper, form.row_lower).tolist()
+    problem.linear_constraints.add(lin_expr=rows, senses=senses, rhs=rhs)
+    if form.start is not None:
+        known = np.flatnonzero(~np.isnan(form.start))
+        problem.MIP_starts.add(cplex.SparsePair(known.tolist(), form.start[known].tolist()),
+                               problem.MIP_starts.effort_level.auto)
+    if form.cutoff is not None:
+        cutoffs = problem.parameters.mip.tolerances
+        (cutoffs.lowercutoff if form.maximize else cutoffs.uppercutoff).set(form.cutoff)
+
+
+def _register_callbacks(cplex, problem, form: StandardForm, watch: CallbackWatch) -> None:
+    """The watch's informational callback, and the lazy-row and user-cut callbacks ``form`` asks for."""
+    problem.register_callback(_cplex_watch_callback(cplex)).watch = watch
+    for separate, make in ((form.lazy, _cplex_lazy_callback), (form.user_cuts, _cplex_user_cut_callback)):
+        if separate:
+            callback = problem.register_callback(make(cplex))
+            callback.separate, callback.watch = separate, watch
+
+
+def _cplex_watch_callback(cplex_module) -> type:
+    """CPLEX informational callback class: stops CPLEX when its watch says so, reports progress."""
+
+    class Watched(cplex_module.callbacks.MIPInfoCallback):
+        watch: CallbackWatch
+        best: float | None = None
+
+        def __call__(self) -> None:
+            if self.watch.poll():
+                self.abort()
+                return
+            incumbent = self.get_incumbent_objective_value() if self.has_incumbent() else None
+            self.watch.report(incumbent, self.get_best_objective_value(), self.get_num_nodes(),
+                              force=incumbent != self.best)
+            self.best = incumbent
+
+    return Watched
 
 
 def _cplex_lazy_callback(cplex_module) -> type:
@@ -104,9 +148,10 @@ def _cplex_lazy_callback(cplex_module) -> type:
 
     class LazyCuts(cplex_module.callbacks.LazyConstraintCallback):
         separate: Callable[[np.ndarray], list[LazyRow]]
+        watch: CallbackWatch
 
         def __call__(self) -> None:
-            for indices, coefficients, rhs in self.separate(np.asarray(self.get_values())):
+            for indices, coefficients, rhs in _separated(self, self.separate, self.watch):
                 self.add(constraint=cplex_module.SparsePair(indices.tolist(), coefficients.tolist()),
                          sense="L", rhs=rhs)
 
@@ -119,16 +164,29 @@ def _cplex_user_cut_callback(cplex_module) -> type:
 
     class UserCuts(cplex_module.callbacks.UserCutCallback):
         separate: Callable[[np.ndarray], list[LazyRow]]
+        watch: CallbackWatch
 
         def __call__(self) -> None:
-            for indices, coefficients, rhs in self.separate(np.asarray(self.get_values())):
+            for indices, coefficients, rhs in _separated(self, self.separate, self.watch):
                 self.add(cut=cplex_module.SparsePair(indices.tolist(), coefficients.tolist()),
                          sense="L", rhs=rhs)
 
     return UserCuts
 
 
-def _cplex_outcome(problem, form: StandardForm, handoff: float) -> dict:
+def _separated(callback, separate: Callable[[np.ndarray], list[LazyRow]], watch: CallbackWatch) -> list[LazyRow]:
+    """The rows ``separate`` finds at the callback's point; none, and CPLEX aborted, when the
+    watch says stop (an exception, which cannot cross CPLEX, is raised once it returns)."""
+    found: list[LazyRow] = []
+    if watch.call(lambda: found.extend(separate(np.asarray(callback.get_values())))):
+        callback.abort()
+        return []
+    return found
+
+
+def _cplex_outcome(problem, form: StandardForm, handoff: float, watch: CallbackWatch) -> dict:
+    from cplex.exceptions import CplexError
+
     solution = problem.solution
     status = solution.get_status()
     codes = solution.status
@@ -142,9 +200,12 @@ def _cplex_outcome(problem, form: StandardForm, handoff: float) -> dict:
                    else "interrupted" if status in interrupted else "error")
     has_solution = solution.is_primal_feasible()
     values = np.asarray(solution.get_values()) if has_solution else None
-    bound = None
-    if has_solution:
-        bound = solution.MIP.get_best_objective() if form.integer.any() else solution.get_objective_value()
-    return dict(termination=termination, values=values, bound=bound, handoff=handoff,
-                message=solution.get_status_string(status),
+    bound = None  # kept without a solution too (a MIP's best bound)
+    if form.integer.any():
+        with contextlib.suppress(CplexError):  # no bound: the solve ended before one
+            bound = solution.MIP.get_best_objective()
+    elif has_solution:
+        bound = solution.get_objective_value()
+    return dict(termination=watch.termination(termination), values=values, bound=bounded(bound), handoff=handoff,
+                message=solution.get_status_string(status) + (f" (stopped: {watch.stopped})" if watch.stopped else ""),
                 nodes=solution.progress.get_num_nodes_processed() if form.integer.any() else None)
