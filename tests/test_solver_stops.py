@@ -11,7 +11,10 @@ What a user is promised, and these tests require, for each installed solver of t
   with the incumbent, leave no solver process and no temporary file; with SIGINT ignored (a
   script's background job), SIGINT stays ignored and SIGTERM still stops it;
 - CBC: no CBC process and no temporary folder remain after any stop, and a CBC that ignores its
-  own time limit is ended at the limit plus a grace.
+  own time limit is ended at the limit plus a grace;
+- BendersOCT's rounds on HiGHS and CBC: a stop between rounds, or a signal in the loop's own
+  code, returns the best repaired solution as ``interrupted``, rounds and cuts reported; the root
+  cut loop and the SAT models' MILP oracle answer the budget too.
 
 The model is a market-split problem (6 rows, 50 binaries): every solver finds a first solution at
 once and would need hours to prove one optimal, so a stop always comes mid-search. No duration is
@@ -35,13 +38,21 @@ import numpy as np
 import pyomo.environ as pyo
 import pytest
 
-from odtk.budget import Budget
+import odtk.decomposition as decomposition
+from odtk.budget import Budget, Stopped
+from odtk.engines.sat_inference import TimeLimitReached
+from odtk.formulations import benders, flowoct
+from odtk.oracles import MilpOracle
 from odtk.progress import Progress
-from odtk.solvers import SolverOptions, registry, solve_instance, solver_status
+from odtk.solvers import SolverOptions, registry, solve_instance, solver_status, to_standard_form
 from odtk.solvers import cbc as cbc_backend
 from odtk.solvers.cbc import CbcLog
+from odtk.solvers.root_cuts import root_cut_loop
+from odtk.solvers.standard_form import lazy_rows
 
 from fake_solvers import fake_cbc, fake_registry
+from test_benders import _binary, _instance as benders_instance
+from test_flowoct_cuts import _instance as flowoct_instance, _random_data
 
 SOLVERS = [pytest.param(name, marks=pytest.mark.skipif(not solver_status(name).available,
                                                        reason=f"{name} not installed"))
@@ -262,6 +273,100 @@ def test_a_signal_ends_the_solve_with_its_incumbent_and_leaves_nothing(solver, s
     assert result["objective"] is not None
     assert os.listdir(temp) == [], "temporary files were left behind"
     assert _solving_processes(temp) == [], "a solver process outlived the solve"
+
+
+# --------------------------------------------------------------------------- cut loops and oracles
+ITERATIVE = [pytest.param(name, marks=pytest.mark.skipif(not solver_status(name).available,
+                                                         reason=f"{name} not installed"))
+             for name in ("highs", "cbc")]
+
+
+class StoppingAfterARound(Recorded):
+    """Stops its budget when the first round is reported, as a signal then would."""
+
+    def update(self, **fields) -> None:
+        super().update(**fields)
+        if fields.get("rounds") == 1:
+            self._budget.request_stop(signal.SIGTERM)
+
+
+def assert_repaired_and_interrupted(outcome, instance) -> None:
+    assert outcome.termination == "interrupted" and outcome.has_solution
+    assert not benders.separate(instance)  # the repaired solution, loaded: no cut violated
+    assert outcome.objective == pytest.approx(pyo.value(instance.objective))
+    assert outcome.bound >= outcome.objective - 1e-6  # a maximisation: the loop's bound is above
+
+
+@pytest.mark.parametrize("solver", ITERATIVE)
+def test_benders_rounds_stopped_between_two_return_the_repaired_incumbent(solver):
+    progress = StoppingAfterARound()
+    budget = Budget(None, progress)
+    instance = benders_instance(*_binary(5, n=30, p=5), 2, 0.0)
+    outcome, report = decomposition.solve_with_cuts(instance, benders, solver, SolverOptions(budget=budget))
+    assert report.rounds == 1 and report.cuts > 0  # the first round found cuts: a second would follow
+    assert_repaired_and_interrupted(outcome, instance)
+    rounds = [update for update in progress.updates if "rounds" in update]
+    assert rounds and rounds[0]["cuts"] == report.cuts and "incumbent" in rounds[0]
+
+
+@pytest.mark.parametrize("solver", ITERATIVE)
+def test_a_signal_in_the_benders_loop_returns_the_best_repaired_round(solver, monkeypatch):
+    """The handler raises Stopped in the loop's Python code (here: repairing round 2's solution)."""
+    budget = Budget(None, Progress("off"))
+    real, calls = benders.repair, []
+
+    def repair_then_signal(instance, violated) -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            budget.request_stop(signal.SIGTERM)
+            raise Stopped(signal.SIGTERM)
+        real(instance, violated)
+
+    monkeypatch.setattr(benders, "repair", repair_then_signal)
+    instance = benders_instance(*_binary(5, n=30, p=5), 2, 0.0)
+    outcome, report = decomposition.solve_with_cuts(instance, benders, solver, SolverOptions(budget=budget))
+    assert report.rounds == 2
+    assert_repaired_and_interrupted(outcome, instance)
+
+
+def test_a_signal_before_any_repaired_round_is_raised_again(monkeypatch):
+    """With no repaired solution yet, the stop goes on to the caller (which holds the start)."""
+    def signal_now(instance, violated) -> None:
+        raise Stopped(signal.SIGTERM)
+
+    monkeypatch.setattr(benders, "repair", signal_now)
+    with pytest.raises(Stopped):
+        decomposition.solve_with_cuts(benders_instance(*_binary(5, n=30, p=5), 2, 0.0), benders, "highs",
+                                      SolverOptions(budget=Budget(None, Progress("off"))))
+
+
+def test_the_root_cut_loop_reports_its_rounds_and_stops_with_the_budget():
+    X, y = _random_data(7, 60, 6, 3)
+    instance = flowoct_instance(X, y, 3, 2)
+    progress = Recorded()
+    form = to_standard_form(instance)
+    form.user_cuts = lazy_rows(form, lambda: flowoct.separate_cuts(instance))
+    report = root_cut_loop(form, budget=Budget(None, progress))
+    assert report.rounds > 1 and report.cuts > 0
+    assert progress.updates[-1] == {"bound": report.bounds[-1], "rounds": report.rounds, "cuts": report.cuts}
+    stopped = Budget(None, Progress("off"))
+    stopped.request_stop(signal.SIGINT)
+    form = to_standard_form(instance)
+    form.user_cuts = lazy_rows(form, lambda: flowoct.separate_cuts(instance))
+    report = root_cut_loop(form, budget=stopped)
+    assert report.rounds == report.cuts == 0
+
+
+def test_the_milp_oracle_passes_the_budget_on_and_keeps_its_figures_to_itself():
+    progress = Recorded()
+    oracle = MilpOracle("highs", SolverOptions(budget=Budget(None, progress)), deadline=float("inf"))
+    oracle.add_clauses([[1, 2], [-1, 2], [-2, 3]])
+    assert {2, 3} <= oracle.solve([])
+    assert not any({"incumbent", "bound", "nodes"} & set(update) for update in progress.updates)
+    stopped = Budget(None, Progress("off"))
+    stopped.request_stop(signal.SIGTERM)
+    with pytest.raises(TimeLimitReached):
+        MilpOracle("highs", SolverOptions(budget=stopped), deadline=float("inf")).solve([])
 
 
 # --------------------------------------------------------------------------- CBC's log
