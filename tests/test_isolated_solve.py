@@ -92,6 +92,17 @@ def test_the_child_and_this_process_find_the_same_optimum(solver, seed):
     assert children() == []
 
 
+@pytest.mark.parametrize("isolate", [False, True])
+def test_scip_keeps_its_dual_bound_without_a_solution(isolate):
+    if not solver_status("scip").available:
+        pytest.skip("scip not installed")
+    form = market_split(rows=5, columns=40, seed=5)
+    form.cutoff = 0.5  # only an exact split beats it: SCIP finds none in a minute (96,000 nodes)
+    raw = solved(form, "scip", isolate, time_limit=1)
+    assert raw["termination"] == "time_limit" and raw["values"] is None
+    assert raw["bound"] is not None and -1e-6 <= raw["bound"] <= 0.5  # the optimum is at least the LP's 0
+
+
 def recorded_incumbents(monkeypatch) -> list[float]:
     """The objectives of the solutions the parent receives from the child, in order."""
     seen: list[float] = []

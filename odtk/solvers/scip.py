@@ -54,7 +54,7 @@ def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
     _set_options(model, spec, isolated.after_handoff(options, handoff))
     try:
         with watch.running():
-            model.optimize()
+            model.optimizeNogil()  # other threads (the progress line) run meanwhile
         return _outcome(model, form, columns, handoff)
     finally:
         model.freeProb()  # now: the callbacks hold the model in a reference cycle
