@@ -6,11 +6,12 @@ Printed, each the least of ``--repeat`` runs:
   cp --depth 2`` on a 20-row CSV of four numeric columns (after one unmeasured run that fills the
   compile cache) and of ``odtk predict`` of the saved model on those 20 rows — each beside the bare
   interpreter's ``python -c pass``, and beyond it;
-* the CPU time of one ``predict`` call of a fitted odtk estimator against scikit-learn's
+* the CPU time of one ``predict`` call of a fitted odtk model against scikit-learn's
   ``DecisionTreeClassifier(max_depth=3)`` fitted on the same rows, on 1 row and on 100,000 rows
   (ten float columns), as a ratio: odtk's CP tree of depth 3 and, with ``--diagram``, an
-  ``OptimalDiagramClassifier`` (ODD, hyperplanes on scaled features; its heuristic's diagram);
-  the estimators are given a numpy array, and :class:`~odtk.models.TrainedModel` a DataFrame;
+  ``OptimalDiagramClassifier`` (ODD, hyperplanes on scaled features), each through the
+  estimator's ``predict`` and its :class:`~odtk.models.TrainedModel`'s on a numpy array and on
+  a DataFrame (scikit-learn is given the array; ``n/a`` where an odtk lacks a path);
 * the encoder: ``FeatureEncoder(thresholds="quantiles")`` fit + transform of 100,000 rows × 50
   float columns for each ``--max-thresholds``: CPU seconds and peak traced memory (tracemalloc).
 
@@ -85,8 +86,9 @@ def per_call(predict: Callable[[], Any], seconds: float = 0.5) -> float:
     return float(np.median(times))
 
 
-def prediction(diagram: bool) -> list[tuple[str, float, float, float]]:
-    """Per model and input: odtk's and scikit-learn's seconds per predict call, on 1 and BULK rows."""
+def prediction(diagram: bool) -> list[tuple[str, float | None, float]]:
+    """Per model, path and input size: odtk's and scikit-learn's CPU seconds per predict call
+    (odtk's None where this odtk lacks the path)."""
     from sklearn.tree import DecisionTreeClassifier
 
     from odtk import OptimalDiagramClassifier, OptimalTreeClassifier
@@ -101,12 +103,18 @@ def prediction(diagram: bool) -> list[tuple[str, float, float, float]]:
     for name, estimator in models.items():
         estimator.fit(X.to_numpy(), y)
         for n in (1, BULK):
-            array = bulk.to_numpy()[:n]
-            mine, theirs = per_call(lambda: estimator.predict(array)), per_call(lambda: reference.predict(array))
-            out.append((f"{name}, estimator, {n:,} rows", mine, theirs, mine / theirs))
-            frame = bulk.iloc[:n]
-            mine = per_call(lambda: estimator.model_.predict(frame))
-            out.append((f"{name}, TrainedModel on a DataFrame, {n:,} rows", mine, theirs, mine / theirs))
+            array, frame = bulk.to_numpy()[:n], bulk.iloc[:n]
+            theirs = per_call(lambda: reference.predict(array))
+            paths = {"estimator.predict(array)": lambda: estimator.predict(array),
+                     "TrainedModel.predict(array)": lambda: estimator.model_.predict(array),
+                     "TrainedModel.predict(DataFrame)": lambda: estimator.model_.predict(frame)}
+            for path, call in paths.items():
+                try:
+                    call()
+                except Exception:  # an odtk without this path
+                    out.append((f"{name}, {path}, {n:,} rows", None, theirs))
+                    continue
+                out.append((f"{name}, {path}, {n:,} rows", per_call(call), theirs))
     return out
 
 
@@ -140,9 +148,12 @@ def main() -> None:
     print(f"{'start-up (CPU s, least of ' + str(args.repeat) + ')':<42}{'total':>8}{'beyond python':>15}")
     for name, seconds in costs.items():
         print(f"{name:<42}{seconds:>8.3f}{seconds - bare:>15.3f}")
-    print(f"\n{'predict (CPU s per call, median)':<58}{'odtk':>10}{'sklearn':>10}{'ratio':>8}")
-    for name, mine, theirs, ratio in prediction(args.diagram):
-        print(f"{name:<58}{mine:>10.2e}{theirs:>10.2e}{ratio:>8.2f}")
+    print(f"\n{'predict (CPU s per call, median)':<66}{'odtk':>10}{'sklearn':>10}{'ratio':>8}")
+    for name, mine, theirs in prediction(args.diagram):
+        if mine is None:
+            print(f"{name:<66}{'n/a':>10}{theirs:>10.2e}{'n/a':>8}")
+        else:
+            print(f"{name:<66}{mine:>10.2e}{theirs:>10.2e}{mine / theirs:>8.2f}")
     print(f"\n{'encoder, 100,000 x 50 floats, quantiles':<42}{'CPU s':>8}{'peak MB':>10}")
     for cap, seconds, peak in encoding(args.max_thresholds):
         print(f"{'max_thresholds=' + str(cap):<42}{seconds:>8.2f}{peak:>10.1f}")

@@ -46,6 +46,7 @@ Arcs = dict[tuple[Any, Any], Any]  # (from, to) → outcome
 FILE_FORMAT = "odtk-model"
 FILE_VERSION = 1
 MAX_NODES = 2**18  # read from a model file at most: a tree of depth 12, the deepest odtk learns, has 8,191
+BLOCK = 8192  # rows routed at once
 LOOKUP_TESTS = 16  # up to this many tests (a tree of depth 4, a 1-2-4-8 diagram), leaves are looked up
 
 
@@ -104,8 +105,18 @@ class Router:
         if n_subsets:
             np.greater((X > 0.5) @ self.subsets, 0.5, out=taken[:, n_features:n_features + n_subsets])
         if self.weights.shape[1]:
-            np.greater_equal(X @ self.weights, self.thresholds, out=taken[:, n_features + n_subsets:])
+            np.greater_equal(self._hyperplanes(X), self.thresholds, out=taken[:, n_features + n_subsets:])
         return taken
+
+    def _hyperplanes(self, X: np.ndarray) -> np.ndarray:
+        """``X @ weights`` summed column by column in a fixed order (column-major), so a row's
+        value depends on the row alone, however many rows come with it (no BLAS threads)."""
+        read = np.flatnonzero(self.weights.any(axis=1))
+        values = np.zeros((len(X), self.weights.shape[1]), order="F")
+        term = np.empty_like(values)
+        for j in read:
+            values += np.multiply(X[:, j:j + 1], self.weights[j], out=term)
+        return values
 
     def path(self, X: np.ndarray) -> list[np.ndarray]:
         """The node (index) of every row of ``X`` (columns ``columns``) at each level: the root,
@@ -122,7 +133,12 @@ class Router:
         most LOOKUP_TESTS tests, looked up from the row's answers to all of them at once."""
         if self.lookup is None:
             return self.path(X)[-1]
-        return self.lookup[self.outcomes(X) @ (1 << np.arange(self.test_count, dtype=np.intp))]
+        bits = (1 << np.arange(self.test_count)).astype(np.uint16)
+        leaves = np.empty(len(X), dtype=np.intp)
+        for start in range(0, len(X), BLOCK):  # temporaries that stay in cache
+            block = slice(start, start + BLOCK)
+            leaves[block] = self.lookup[np.einsum("ij,j->i", self.outcomes(X[block]).view(np.uint8), bits)]
+        return leaves
 
     @cached_property
     def lookup(self) -> np.ndarray | None:
