@@ -39,7 +39,8 @@ def market_split(rows: int, columns: int, seed: int) -> StandardForm:
     rhs = np.floor(a.sum(axis=1) / 2)
     n = columns + 2 * rows
     return StandardForm(c=np.r_[np.zeros(columns), np.ones(2 * rows)], offset=0.0, A=A, row_lower=rhs,
-                        row_upper=rhs, col_lower=np.zeros(n), col_upper=np.r_[np.ones(columns), np.full(2 * rows, np.inf)],
+                        row_upper=rhs, col_lower=np.zeros(n),
+                        col_upper=np.r_[np.ones(columns), np.full(2 * rows, np.inf)],
                         integer=np.r_[np.ones(columns, bool), np.zeros(2 * rows, bool)], maximize=False,
                         columns=[None] * n)
 

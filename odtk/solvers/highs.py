@@ -114,7 +114,9 @@ def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
 
 def _less(options: SolverOptions, seconds: float) -> SolverOptions:
     """``options`` with ``seconds`` taken off its time limit."""
-    return options if options.time_limit is None else replace(options, time_limit=max(options.time_limit - seconds, 0.0))
+    if options.time_limit is None:
+        return options
+    return replace(options, time_limit=max(options.time_limit - seconds, 0.0))
 
 
 def _run_highs(form: StandardForm, spec: SolverSpec, options: SolverOptions,

@@ -1,24 +1,23 @@
 """Stopping a solve: in a child process that can always be ended, or in this one through the
 solver's callbacks.
 
-HiGHS consults its interrupt callbacks between the steps of its simplex, interior point and
-branch and bound, but not in its presolve nor in the MIP's root LP: on a FlowOCT of 4.4 M
-non-zeros its presolve ran 78 s with a time limit of 20 s before the first callback, and on
-one of 0.1 M the root LP ran 11 s. A time limit or a signal cannot reach the solver there, so
-a solve that needs no callback of this process (``StandardForm.isolate``, see :func:`wanted`)
-runs in a child process:
+HiGHS consults its interrupt callbacks in its simplex, interior point and branch and bound, but
+not in its presolve nor in the MIP's root LP, and does not look at its time limit there either:
+on a FlowOCT of 4.4 M non-zeros, given 20 s, it presolved for 78 s before the first callback
+(122 s given 40 s); on one of 0.1 M the first came after 11 s; a SIGTERM in the root LP took
+11–19 s to act, one in an early branch and bound 20 s. A solve that needs no callback of this
+process (``StandardForm.isolate``, see :func:`wanted`) therefore runs in a child process:
 
 * the child (:func:`serve`) imports numpy, the solver library and the backend module only; it
   receives the standard form through a pipe, runs the backend's ``solve`` there and streams
-  back each solution the solver finds and its progress (bound, incumbent, nodes; at most one
-  report per :data:`REPORT_SECONDS`); it dies with its parent (``PR_SET_PDEATHSIG`` on Linux,
-  and the end of the pipe everywhere);
+  back each solution the solver finds and its progress (bound, nodes; at most one report per
+  :data:`REPORT_SECONDS`); it dies with its parent (``PR_SET_PDEATHSIG`` on Linux, and the
+  end of the pipe everywhere);
 * the parent (:func:`solve`) waits inside ``budget.waiting()``, polling every :data:`POLL`
   seconds for messages, the budget's stop rule (a signal, the deadline) and the time limit plus
-  :data:`GRACE` (a solver's own limit does not hold in those phases). On a stop it kills the
-  child at once (asking first would wait for the same callbacks that never come), reaps it and
-  returns the best solution streamed, with the last bound, as ``interrupted`` (a signal) or
-  ``time_limit``.
+  :data:`GRACE`. On a stop it kills the child at once (asking first would wait for the
+  callbacks that do not come in those phases), reaps it and returns the best solution
+  streamed, with the last bound, as ``interrupted`` (a signal) or ``time_limit``.
 
 A solve that needs this process (lazy rows, user cuts, a solution callback, a kept HiGHS model)
 runs here under a :class:`Watch`: its callbacks stop the solver when the budget says so (any
@@ -39,11 +38,15 @@ import time
 from collections.abc import Iterator
 from dataclasses import replace
 from multiprocessing.connection import Connection
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from odtk.solvers.standard_form import StandardForm, portable
+
+if TYPE_CHECKING:
+    from odtk.solvers.options import SolverOptions
+    from odtk.solvers.registry import SolverSpec
 
 GRACE = 0.5  # seconds a solver may run past its time limit before its process is ended
 POLL = 0.1  # seconds between looks at the budget while the child solves
@@ -57,7 +60,7 @@ def wanted(form: StandardForm) -> bool:
             and form.lazy is None and form.user_cuts is None and form.on_solution is None)
 
 
-def solve(form: StandardForm, spec, options, module: str, layout: str) -> dict:
+def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions, module: str, layout: str) -> dict:
     """``module.solve(form, spec, options)`` in a child process, which receives the form's matrix
     in ``layout`` ("csc" or "csr"); what it returns, or, when the solve is stopped, the best
     solution it streamed (``termination`` "interrupted" or "time_limit")."""
@@ -194,7 +197,7 @@ class _Child:
         return f"exit code {code}" if code >= 0 else f"killed by {signal.Signals(-code).name}"
 
 
-def after_handoff(options, seconds: float):
+def after_handoff(options: SolverOptions, seconds: float) -> SolverOptions:
     """``options`` for the solver once the hand-off took ``seconds``: under a budget (which covers
     everything) they come off the time limit; a bare time limit is the solver's own."""
     if options.budget is None or options.time_limit is None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import time
 from typing import Callable
 
@@ -103,11 +104,12 @@ def checked_outcome(form: StandardForm, spec: SolverSpec, options: SolverOptions
     if values is not None:
         load_values(form, values)
         objective = float(form.c @ values + form.offset)
-    termination = verified_termination(spec.name, raw["termination"], objective, raw["bound"], options, seconds)
+    bound = raw["bound"] if raw["bound"] is not None and math.isfinite(raw["bound"]) else None  # infinite: none known
+    termination = verified_termination(spec.name, raw["termination"], objective, bound, options, seconds)
     inside = raw.get("solve_inside_handoff")
     return SolverOutcome(
         termination=termination, has_solution=values is not None, objective=objective,
-        bound=raw["bound"], handoff_time=compile_time + (0.0 if inside else raw["handoff"]),
+        bound=bound, handoff_time=compile_time + (0.0 if inside else raw["handoff"]),
         solve_time=seconds - (0.0 if inside else raw["handoff"]), size=form.size,
         version=solver_status(spec.name).version or "", message=raw["message"],
         native=options.native(spec), nodes=raw.get("nodes"),
