@@ -21,21 +21,25 @@ own data, so the tree loads as a feasible MIP start
 (:func:`odtk.formulations.categorical.warm_start` mirrors a test that symmetry breaking
 forbids). The better tree by the model's ``objective_of`` is the start. With ``rate`` set,
 the rows of the rated class are worth their share of its weight and the other class's rows a
-price raised step by step (``RATE_PRICES``); the best tree that meets (15) is kept.
+price raised step by step (``RATE_PRICES``), then bisected towards the lowest that meets (15);
+the best tree that meets it is kept.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import networkx as nx
 import numpy as np
+import scipy.sparse as sp
 from sklearn.tree import DecisionTreeClassifier
 
 from odtk.exceptions import ConfigError
 from odtk.pipeline.encode import Problem
 
-RATE_PRICES = (0.25, 0.5, 1.0, 2.0, 4.0, 16.0, 1e4)  # the other class's total worth over the rated class's
+RATE_PRICES = (0.0, 0.25, 1.0, 4.0, 16.0, 1e4)  # the other class's total worth over the rated class's
+RATE_REFINEMENTS = 4  # bisections between the last price short of (15) and the first that meets it
+LOOKAHEAD_ROWS = 4000  # an internal node with more rows chooses its test on a sample of this many
 
 
 @dataclass(frozen=True)
@@ -78,16 +82,21 @@ def categorical_start(problem: Problem, shape: nx.DiGraph, hyper: dict, seed: in
     except ValueError as exc:
         raise ConfigError(str(exc)) from None
     rules = _rules_of(problem.extra["groups"], data)
-    X = (np.asarray(problem.X) > 0.5).astype(float)
+    X = (np.asarray(problem.X) > 0.5).astype(np.float32)  # sums that only rank tests: float32 is ample
     codes = np.column_stack([X[:, columns].argmax(axis=1) for columns in rules.groups])
     positive = problem.y == module.POSITIVE
     weight = problem.weights.get("sample_weight", np.ones(len(positive)))
     rate = data["switch"]["rate"]
-    unrated = (~positive if rate == "sensitivity" else positive) if rate != "accuracy" else np.zeros_like(positive)
-    best, best_key = None, None
-    for worth in _row_worths(positive, weight, rate, data["class_weight"][None]):
-        grower = _Grower(rules, X, codes, positive, worth)
+    rated = positive if rate == "sensitivity" else ~positive
+    unrated = ~rated if rate != "accuracy" else np.zeros_like(rated)
+    best, best_key = None, None  # the best tree and its (−shortfall of (15), objective)
+
+    def grown(worth: np.ndarray) -> bool:
+        """Grow both trees for rows of this worth, keep the best; True if one meets (15)."""
+        nonlocal best, best_key
+        grower = _Grower(rules, X, codes, positive, worth, seed or 0)
         cart = _cart(rules, X, codes, problem.y, worth, shape.graph["depth"], seed or 0)
+        met = False
         for guide in (None, cart) if cart is not None else (None,):
             tree = module.tree_of(grower.grow(guide), rules.root, rules.child, rules.positive)
             graph = problem.graph(tree)
@@ -96,7 +105,34 @@ def categorical_start(problem: Problem, shape: nx.DiGraph, hyper: dict, seed: in
             key = (-shortfall, problem.score(graph, shape, hyper)[0])
             if best_key is None or key > best_key:
                 best, best_key = tree, key
+            met |= shortfall == 0
+        return met
+
+    if rate == "accuracy":
+        grown(np.where(positive, weight, data["class_weight"][None] * weight))
+    else:
+        share = weight / max(float(weight[rated].sum()), 1e-12)
+        others = max(int(unrated.sum()), 1)
+        _price_search(lambda price: grown(np.where(rated, share, price / others)))
     return best
+
+
+def _price_search(grown_at: Callable[[float], bool]) -> None:
+    """Grow trees at the other class's prices ``RATE_PRICES`` until they meet (15), then
+    bisect (geometrically) ``RATE_REFINEMENTS`` times towards the lowest price that does."""
+    low = None
+    for high in RATE_PRICES:
+        if grown_at(high):
+            break
+        low = high
+    else:
+        return
+    if low is None:  # the rated class alone meets (15)
+        return
+    low = max(low, high / 16)
+    for _ in range(RATE_REFINEMENTS):
+        middle = float(np.sqrt(low * high))
+        low, high = (low, middle) if grown_at(middle) else (middle, high)
 
 
 def _rules_of(groups: list[list[int]], data: dict) -> _Rules:
@@ -106,17 +142,6 @@ def _rules_of(groups: list[list[int]], data: dict) -> _Rules:
                   proper=data["switch"]["proper_subsets"] == "on", root=data["K"][None][0],
                   child=data["child"], last=frozenset(data["K_last"][None]),
                   positive=frozenset(data["B_pos"][None]))
-
-
-def _row_worths(positive: np.ndarray, weight: np.ndarray, rate: str, class_weight: float) -> list[np.ndarray]:
-    """What classifying each row correctly is worth: (8a)'s weights, or for a rate one vector
-    per price of the other class's rows."""
-    if rate == "accuracy":
-        return [np.where(positive, weight, class_weight * weight)]
-    rated = positive if rate == "sensitivity" else ~positive
-    share = weight / max(float(weight[rated].sum()), 1e-12)
-    others = max(int((~rated).sum()), 1)
-    return [np.where(rated, share, price / others) for price in RATE_PRICES]
 
 
 def _cart(rules: _Rules, X: np.ndarray, codes: np.ndarray, y: np.ndarray, worth: np.ndarray, depth: int,
@@ -141,9 +166,11 @@ def _cart(rules: _Rules, X: np.ndarray, codes: np.ndarray, y: np.ndarray, worth:
 class _Grower:
     """Grows a tree of the topology top down; rows are worth ``worth`` when classified right."""
 
-    def __init__(self, rules: _Rules, X: np.ndarray, codes: np.ndarray, positive: np.ndarray, worth: np.ndarray):
-        self.rules, self.X, self.codes = rules, X, codes
-        self.pos, self.neg = worth * positive, worth * ~positive
+    def __init__(self, rules: _Rules, X: np.ndarray, codes: np.ndarray, positive: np.ndarray, worth: np.ndarray,
+                 seed: int):
+        self.rules, self.X, self.codes, self.sparse = rules, X, codes, sp.csr_array(X)
+        self.rng = np.random.default_rng(seed)
+        self.pos, self.neg = (np.where(side, worth, 0).astype(X.dtype) for side in (positive, ~positive))
 
     def grow(self, cart: Any = None) -> dict:
         """Decision node → the columns its test sends left; guided by ``cart`` (see :func:`_cart`)."""
@@ -197,22 +224,18 @@ class _Grower:
 
     def _internal_test(self, rows: np.ndarray, cart: Any, node: int | None) -> tuple:
         """(group, mask of values left, the CART nodes below) of the best candidate test."""
-        Xr = self.X[rows]
-        joint = [Xr.T @ (Xr * worth[rows, None]) for worth in (self.pos, self.neg)]  # column × column
-        totals = [np.diag(matrix) for matrix in joint]
-        candidates = self._cart_options(cart, node) if node is not None else []
-        if not candidates:
-            candidates = [(g, masks, [(None, None)] * len(masks)) for g, masks in self._all_options(totals)]
-        best = (-np.inf, None)
-        for g, masks, below in candidates:
-            columns = self.rules.groups[g]
-            left = [masks.astype(float) @ matrix[columns] for matrix in joint]
-            score = (self._last_scores(*left)[0]
-                     + self._last_scores(totals[0] - left[0], totals[1] - left[1])[0])
-            if score.max() > best[0]:
-                at = int(score.argmax())
-                best = (score.max(), (g, masks[at], below[at]))
-        return best[1]
+        if len(rows) > LOOKAHEAD_ROWS:
+            rows = np.sort(self.rng.choice(rows, LOOKAHEAD_ROWS, replace=False))
+        Xr = self.sparse[rows]
+        joint = [(Xr.T @ Xr.multiply(worth[rows, None])).toarray() for worth in (self.pos, self.neg)]
+        totals = [np.diag(matrix) for matrix in joint]  # column sums
+        candidates = (self._cart_options(cart, node) if node is not None else []) or [
+            (g, masks, [(None, None)] * len(masks)) for g, masks in self._all_options(totals)]
+        left = [np.concatenate([masks.astype(matrix.dtype) @ matrix[self.rules.groups[g]] for g, masks, _ in candidates])
+                for matrix in joint]
+        score = self._last_scores(*left)[0] + self._last_scores(totals[0] - left[0], totals[1] - left[1])[0]
+        flat = [(g, mask, below) for g, masks, belows in candidates for mask, below in zip(masks, belows)]
+        return flat[int(score.argmax())]
 
     def _all_options(self, totals: list[np.ndarray]) -> list[tuple[int, np.ndarray]]:
         """Every allowed group's candidate masks (K, |J(g)|)."""
