@@ -389,6 +389,7 @@ class _Run:
         self.clauses: PerfectTreeClauses | None = None
         self.rounds, self.status, self.reported = 0, "optimal", -float("inf")
         self.best, self.source = start, "start"  # the best tree, from the start or from a SAT answer
+        self.incumbent = None if start is None else self.objective(start)  # the best tree's objective
         self.depth_bound = 0  # proven: no consistent tree is shallower
         self.leaf_bound = 1  # proven (DT_size, at the minimum depth): no tree has fewer leaves
 
@@ -488,8 +489,8 @@ class _Run:
         return self.depth_bound
 
     def _record(self, tree: Tree) -> None:
-        self.best, self.source = tree, "sat"
-        self._note(f"consistent tree of {self.minimize} {self.objective(tree)}")
+        self.best, self.source, self.incumbent = tree, "sat", self.objective(tree)
+        self._note(f"consistent tree of {self.minimize} {self.incumbent}")
 
     def _note(self, message: str) -> None:
         if self.budget is not None:
@@ -502,8 +503,7 @@ class _Run:
         if self.budget is None or not force and now - self.reported < REPORT_SECONDS:
             return
         self.reported = now
-        incumbent = None if self.best is None else self.objective(self.best)
-        self.budget.report(incumbent=incumbent, bound=self.bound(), rounds=self.rounds)
+        self.budget.report(incumbent=self.incumbent, bound=self.bound(), rounds=self.rounds)
 
     def poll(self) -> bool:
         """True when the search must stop (its deadline, or the budget's); reports progress."""
@@ -515,18 +515,17 @@ class _Run:
         signal = stop.signum if isinstance(stop, Stopped) else self.budget.signal if self.budget else None
         if self.best is None:
             raise stop if signal is None or isinstance(stop, Stopped) else Stopped(signal)
-        proven = self.bound() >= self.objective(self.best)
+        proven = self.bound() >= self.incumbent
         self.status = "optimal" if proven else "time_limit" if signal is None else "interrupted"
 
     def outcome(self, seconds: float, cpu_seconds: float) -> SearchOutcome:
         tree = simplify(self.best, self.X)
-        objective = self.objective(self.best)
         if self.source == "sat" or self.minimize == "size":
             perfect = self.best
         else:
             perfect = perfect_copy(self.best, tree_depth(self.best))
         clauses = self.clauses
-        return SearchOutcome(tree, objective, self.bound(), self.status, tree_depth(tree), count_nodes(tree),
+        return SearchOutcome(tree, self.incumbent, self.bound(), self.status, tree_depth(tree), count_nodes(tree),
                              self.rounds, len(clauses.examples) if clauses else 0,
                              clauses.variables if clauses else 0, clauses.n_clauses if clauses else 0,
                              seconds, cpu_seconds, perfect, self.source)
