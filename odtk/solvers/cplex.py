@@ -132,6 +132,8 @@ def _cplex_watch_callback(cplex_module) -> type:
         best: float | None = None
 
         def __call__(self) -> None:
+            if not self.watch.tick():
+                return
             if self.watch.poll():
                 self.abort()
                 return
