@@ -133,7 +133,7 @@ def run(problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, options: 
         return _build_timed_out(start, steps, build_time)
     budget.progress.note(f"built the MILP in {build_time:.1f}s; {solver} solving"
                          + (f" for at most {budget.remaining():.1f}s" if budget.remaining() is not None else ""))
-    passed = _load_start(instance, problem, hyper, start, steps)
+    passed = handoff == "native" and _load_start(instance, problem, hyper, start, steps)  # pyomo: no MIP start
     with budget.stage("solving"):
         outcome, cut_report = _solve(instance, problem, hyper, solver, solver_options(options, budget), handoff,
                                      start if passed else None)
