@@ -220,3 +220,12 @@ def test_bins_neither_prefix_nor_suffix_and_a_wrong_shape_are_value_errors():
         categorical.warm_start(instance_of(problem, shape, hyper), tree, problem.X)
     with pytest.raises(ValueError, match="shape"):
         categorical.warm_start(instance_of(problem, shape, hyper), tree, problem.X[:, :2])
+
+
+def test_a_model_that_allows_no_test_still_gets_a_tree():
+    """Proper subsets of one-value groups: no test is allowed (the MILP is infeasible); the
+    start sends every row right, to the last positive leaf, rather than failing."""
+    frame = pd.DataFrame({"a": ["x"] * 6, "b": ["z"] * 6, "y": [POS, "good"] * 3})
+    problem, shape, hyper = setup(frame, "depth-3", proper_subsets="on")
+    tree = categorical_start(problem, shape, hyper, 0)
+    assert list(tree.nodes(data=True)) == [(15, {"label": 1})]

@@ -177,12 +177,11 @@ class _Grower:
         tests, stack = {}, [(self.rules.root, np.arange(len(self.X)), 0 if cart is not None else None)]
         while stack:
             k, rows, node = stack.pop()
-            if k in self.rules.last:
-                g, mask = self._last_test(rows)
-                tests[k] = [self.rules.groups[g][v] for v in np.flatnonzero(mask)]
-                continue
-            g, mask, below = self._internal_test(rows, cart, node)
+            last = k in self.rules.last
+            g, mask, below = (*self._last_test(rows), None) if last else self._internal_test(rows, cart, node)
             tests[k] = [self.rules.groups[g][v] for v in np.flatnonzero(mask)]
+            if last:
+                continue
             left = mask[self.codes[rows, g]]
             stack += [(self.rules.child[k, "left"], rows[left], below[0]),
                       (self.rules.child[k, "right"], rows[~left], below[1])]
@@ -214,9 +213,12 @@ class _Grower:
             if keep and gains[0].max() > best[0]:
                 test = (g, masks[0, gains[0].argmax()])
             best = np.maximum(best, gains.max(axis=1))
-        if test is None:  # no allowed test (proper subsets of one-value groups): every row right
-            test = (self.rules.allowed[0], np.zeros(len(self.rules.groups[self.rules.allowed[0]]), dtype=bool))
-        return pos[:, self.rules.groups[0]].sum(axis=1) + np.where(np.isfinite(best), best, 0.0), test
+        return pos[:, self.rules.groups[0]].sum(axis=1) + np.where(np.isfinite(best), best, 0.0), test or self._nothing_left()
+
+    def _nothing_left(self) -> tuple:
+        """The test sending every row right, where the model allows no test at all."""
+        g = self.rules.allowed[0]
+        return g, np.zeros(len(self.rules.groups[g]), dtype=bool)
 
     def _last_test(self, rows: np.ndarray) -> tuple:
         sums = [self.X[rows].T @ worth[rows] for worth in (self.pos, self.neg)]
@@ -231,6 +233,8 @@ class _Grower:
         totals = [np.diag(matrix) for matrix in joint]  # column sums
         candidates = (self._cart_options(cart, node) if node is not None else []) or [
             (g, masks, [(None, None)] * len(masks)) for g, masks in self._all_options(totals)]
+        if not candidates:  # no allowed test (proper subsets of one-value groups): every row right
+            return *self._nothing_left(), (None, None)
         left = [np.concatenate([masks.astype(matrix.dtype) @ matrix[self.rules.groups[g]] for g, masks, _ in candidates])
                 for matrix in joint]
         score = self._last_scores(*left)[0] + self._last_scores(totals[0] - left[0], totals[1] - left[1])[0]
