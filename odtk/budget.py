@@ -163,6 +163,24 @@ class Budget:
         self.progress.update(**fields)
 
 
+class BudgetView:
+    """The solve's budget as a sub-solve sees it: the same deadline, stop rule and waiting, but
+    the progress fields named in ``hidden`` are not reported (a Benders master's incumbents may
+    violate cuts not found yet, while its bound holds: the master is a relaxation; a SAT query's
+    figures are not the search's)."""
+
+    def __init__(self, budget: Any, hidden: tuple[str, ...]):
+        self._budget, self._hidden = budget, hidden
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._budget, name)
+
+    def report(self, **fields: Any) -> None:
+        shown = {name: value for name, value in fields.items() if name not in self._hidden}
+        if shown:
+            self._budget.report(**shown)
+
+
 @contextlib.contextmanager
 def stop_on_signals(budget: Budget, signals: tuple[int, ...] = STOP_SIGNALS) -> Iterator[Budget]:
     """While the block runs, ``signals`` stop ``budget`` (in the main thread only; elsewhere

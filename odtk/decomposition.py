@@ -36,7 +36,7 @@ import numpy as np
 import pyomo.environ as pyo
 from pyomo.core.expr.visitor import identify_variables
 
-from odtk.budget import Stopped
+from odtk.budget import BudgetView, Stopped
 from odtk.solvers import (SolverOptions, SolverOutcome, backends, check_licence, get_spec, require_solver,
                           solve_instance, to_standard_form, verified_termination)
 from odtk.solvers.highs import GrowingForm
@@ -135,24 +135,6 @@ def _solve_iterative(instance, module: ModuleType, solver: str, options: SolverO
             raise
     report = CutReport(master.scheme, loop.cuts, loop.rounds)
     return _result(loop, outcome, violated, master, solver, options, time.perf_counter() - began), report
-
-
-class BudgetView:
-    """The solve's budget as a sub-solve sees it: the same deadline, stop rule and waiting, but
-    the progress fields named in ``hidden`` are not reported (a Benders master's incumbents may
-    violate cuts not found yet, while its bound holds: the master is a relaxation; a SAT query's
-    figures are not the search's)."""
-
-    def __init__(self, budget: Any, hidden: tuple[str, ...]):
-        self._budget, self._hidden = budget, hidden
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._budget, name)
-
-    def report(self, **fields: Any) -> None:
-        shown = {name: value for name, value in fields.items() if name not in self._hidden}
-        if shown:
-            self._budget.report(**shown)
 
 
 class _OneModel:

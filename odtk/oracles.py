@@ -5,7 +5,7 @@ import time
 
 from pyomo.common.gc_manager import PauseGC
 
-from odtk.decomposition import BudgetView
+from odtk.budget import BudgetView
 from odtk.engines.sat_inference import TimeLimitReached
 from odtk.exceptions import SolveError
 from odtk.formulations import sat_clauses

@@ -11,7 +11,7 @@ import warnings
 import networkx as nx
 
 from odtk.budget import Budget
-from odtk.exceptions import ConfigError, DataError, OdtkWarning, SelfCheckError
+from odtk.exceptions import ConfigError, DataError, OdtkWarning, SelfCheckError, SolveError
 from odtk.models import DecisionGraph, nested_tree
 from odtk.pipeline.encode import Problem
 from odtk.solvers import SolverOptions, get_spec
@@ -62,5 +62,9 @@ def _found(problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, option
         raise DataError(f"No tree classifies the training data perfectly: rows {i} and {j} have the "
                         f"same features but classes {first} and {second}; remove one (or use finer "
                         "thresholds).") from None
+    except sat_inference.TimeLimitReached:
+        raise SolveError(f"No consistent tree of depth ≤ {shape.graph['depth']} found within the time limit; "
+                         "raise --time-limit or --depth, or leave --depth out (a grown CART tree then "
+                         "answers).") from None
     except module.InvalidOptions as exc:  # other errors are bugs: they keep their traceback
         raise ConfigError(str(exc)) from None

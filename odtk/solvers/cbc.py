@@ -36,7 +36,7 @@ from typing import IO
 
 import numpy as np
 
-from odtk.solvers.highs import _less, highs_lp, new_highs
+from odtk.solvers.highs import highs_lp, new_highs
 from odtk.solvers.isolated import GRACE, POLL, Watch
 from odtk.solvers.options import SolverOptions
 from odtk.solvers.registry import SolverSpec
@@ -85,7 +85,7 @@ def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
         if raw["termination"] in ("interrupted", "time_limit"):
             return {**raw, "values": None, "message": f"{raw['message']}; its solution violates the model"}
         log.info("CBC's solution violates the model; solving again without preprocessing")
-        raw = _run_cbc(form, spec, _less(options, time.perf_counter() - began), preprocess=False)
+        raw = _run_cbc(form, spec, options.less(time.perf_counter() - began), preprocess=False)
     return raw
 
 
@@ -98,7 +98,7 @@ def _run_cbc(form: StandardForm, spec: SolverSpec, options: SolverOptions, prepr
         writer.passModel(highs_lp(form, minimize_only=True))  # CBC reads MPS as minimisation
         writer.writeModel(str(mps))
         handoff = time.perf_counter() - start
-        options = _less(options, handoff)  # the hand-off counts against the limit
+        options = options.less(handoff)  # the hand-off counts against the limit
         args = [binary, str(mps)]
         # CBC reports its bound and node count only with its log on: keep it on, show it with options.log
         for key, value in {**options.native(spec), "log": 1}.items():

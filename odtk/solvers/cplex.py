@@ -17,7 +17,6 @@ from typing import Any, Callable
 import numpy as np
 
 from odtk.solvers.gurobi import CallbackWatch, bounded
-from odtk.solvers.highs import _less
 from odtk.solvers.options import SolverOptions
 from odtk.solvers.registry import SolverSpec, licence_error
 from odtk.solvers.standard_form import LazyRow, StandardForm
@@ -68,7 +67,7 @@ def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
     try:
         _add_model(cplex, problem, form)
         handoff = time.perf_counter() - start
-        options = _less(options, handoff)  # the hand-off counts against the limit
+        options = options.less(handoff)  # the hand-off counts against the limit
         for key, value in options.native(spec).items():
             _set_cplex_parameter(problem, key, value)
         watch = CallbackWatch(options)

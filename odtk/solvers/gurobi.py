@@ -21,7 +21,6 @@ from typing import Any, Callable
 
 import numpy as np
 
-from odtk.solvers.highs import _less
 from odtk.solvers.isolated import GRACE, Watch
 from odtk.solvers.options import SolverOptions
 from odtk.solvers.registry import SolverSpec, licence_error
@@ -134,7 +133,7 @@ def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
         if form.user_cuts:
             model.Params.PreCrush = 1  # cuts on the original model's variables
         handoff = time.perf_counter() - start
-        options = _less(options, handoff)  # the hand-off counts against the limit
+        options = options.less(handoff)  # the hand-off counts against the limit
         for key, value in options.native(spec).items():
             model.setParam(key, value)
         watch = CallbackWatch(options)

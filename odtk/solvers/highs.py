@@ -6,7 +6,7 @@ import logging
 import os
 import sys
 import time
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable
 
 import numpy as np
@@ -106,17 +106,10 @@ def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
     raw = _run_highs(form, spec, options, form.start)
     if raw.pop("start_returned"):
         log.info("HiGHS returned its MIP start instead of its optimum; solving again without the start")
-        again = _run_highs(form, spec, _less(options, time.perf_counter() - start), None)
+        again = _run_highs(form, spec, options.less(time.perf_counter() - start), None)
         again.pop("start_returned")
         raw = {**again, "handoff": raw["handoff"] + again["handoff"]}
     return raw
-
-
-def _less(options: SolverOptions, seconds: float) -> SolverOptions:
-    """``options`` with ``seconds`` taken off its time limit."""
-    if options.time_limit is None:
-        return options
-    return replace(options, time_limit=max(options.time_limit - seconds, 0.0))
 
 
 def _run_highs(form: StandardForm, spec: SolverSpec, options: SolverOptions,

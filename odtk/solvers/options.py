@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from odtk.exceptions import ConfigError, SolveError
@@ -48,6 +48,12 @@ class SolverOptions:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= highest):
                 raise ConfigError(f"{name} (--{name}) must be a whole number from 0 to {highest}, got {value!r}.")
+
+    def less(self, seconds: float) -> SolverOptions:
+        """These options with ``seconds`` taken off the time limit (never below 0)."""
+        if self.time_limit is None:
+            return self
+        return replace(self, time_limit=max(self.time_limit - seconds, 0.0))
 
     def native(self, spec: SolverSpec) -> dict[str, Any]:
         """The options that are set, under the solver's native names. Without ``mip_gap`` the

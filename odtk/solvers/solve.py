@@ -76,7 +76,7 @@ def solve_instance(instance, solver: str, options: SolverOptions | None = None,
         form.user_cuts = lazy_rows(form, user_cuts if in_tree else _recording(user_cuts, root_cuts))
         if not in_tree:
             deadline = None if options.time_limit is None else start + options.time_limit
-            root_cut_loop(form, deadline=deadline)
+            root_cut_loop(form, deadline=deadline, budget=options.budget)
             form.user_cuts = None  # the cuts found are rows of A now
             check_licence(spec, form.size)
             backend_options = _remaining(options, start)
