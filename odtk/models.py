@@ -71,12 +71,13 @@ class Router:
         place = np.full(n_features, -1, dtype=np.intp)
         place[self.columns] = np.arange(len(self.columns))
         self.features = place[[nodes[node]["feature"] for node in kinds["feature"]]]
-        self.subsets = np.zeros((len(self.columns), len(kinds["subset"])))
-        for t, node in enumerate(kinds["subset"]):
-            self.subsets[place[list(nodes[node]["subset"])], t] = 1.0
+        self.subsets = [place[list(nodes[node]["subset"])] for node in kinds["subset"]]
         self.weights = np.stack(hyperplanes, axis=1)[self.columns] if hyperplanes else np.zeros((len(self.columns), 0))
         self.thresholds = np.array([nodes[node]["threshold"] for node in kinds["weights"]], dtype=float)
-        self.ids = list(order)
+        self.ids = np.empty(len(order), dtype=object)
+        self.ids[:] = order
+        if all(_is_index(node) for node in order):
+            self.ids = self.ids.astype(np.intp)
         self.test = np.zeros(len(order), dtype=np.intp)
         self.test[[index[node] for kind in kinds.values() for node in kind]] = np.arange(sum(map(len, kinds.values())))
         self.child = np.repeat(np.arange(len(order)), 2)
@@ -94,16 +95,16 @@ class Router:
     @property
     def test_count(self) -> int:
         """The number of test nodes."""
-        return len(self.features) + self.subsets.shape[1] + self.weights.shape[1]
+        return len(self.features) + len(self.subsets) + self.weights.shape[1]
 
     def outcomes(self, X: np.ndarray) -> np.ndarray:
         """Every test's answer (columns as ``test`` numbers them; column-major) for the rows of
         ``X``, which holds the encoded columns ``columns``."""
-        n_features, n_subsets = len(self.features), self.subsets.shape[1]
+        n_features, n_subsets = len(self.features), len(self.subsets)
         taken = np.empty((len(X), self.test_count), dtype=bool, order="F")
         np.greater(X[:, self.features], 0.5, out=taken[:, :n_features])
-        if n_subsets:
-            np.greater((X > 0.5) @ self.subsets, 0.5, out=taken[:, n_features:n_features + n_subsets])
+        for t, members in enumerate(self.subsets, n_features):
+            np.any(X[:, members] > 0.5, axis=1, out=taken[:, t])
         if self.weights.shape[1]:
             np.greater_equal(self._hyperplanes(X), self.thresholds, out=taken[:, n_features + n_subsets:])
         return taken
@@ -224,7 +225,7 @@ class DecisionGraph:
 
     def leaves(self, X: np.ndarray) -> np.ndarray:
         """The id of the leaf or class terminal every row of the encoded matrix ``X`` reaches."""
-        return np.asarray(self.router.ids, dtype=object)[self.router.leaves(self._read(X))]
+        return self.router.ids[self.router.leaves(self._read(X))]
 
     def sample_counts(self, X: np.ndarray) -> dict:
         """How many rows of ``X`` pass through each node (the fragmentation view)."""
