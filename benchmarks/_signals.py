@@ -27,6 +27,8 @@ import numpy as np
 import pandas as pd
 
 SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
+PHASES = ("reading", "encoding", "starting tree", "heuristic", "building", "hand-off", "solving", "searching",
+          "checking", "stopping")  # in the order a solve goes through them
 HANG_STOP = 60.0  # seconds: a run still alive after this is killed and reported as hung
 IGNORED_PAUSE = 1.0  # seconds between the ignored SIGINT and the SIGTERM that must stop the run
 BIG_ROWS, BIG_COLUMNS = 100_000, 50
@@ -196,9 +198,11 @@ def _interrupt(process: subprocess.Popen, watcher: "_StatusWatcher", case: Case,
 
 def _in_phase(process: subprocess.Popen, watcher: "_StatusWatcher", case: Case) -> bool:
     """Wait until the status line has shown ``case.phase`` (and ``case.ready``) for ``case.delay``
-    seconds in a row; False if the run ends, or ``HANG_STOP`` passes, first."""
+    seconds in a row; False if the run ends, goes past the phase or ``HANG_STOP`` passes first."""
     began, since = time.monotonic(), None
     while process.poll() is None and time.monotonic() - began < HANG_STOP:
+        if _past(watcher.phase, case.phase):
+            return False
         if watcher.phase == case.phase and case.ready in watcher.last:
             since = since or time.monotonic()
             if time.monotonic() - since >= case.delay:
@@ -207,6 +211,11 @@ def _in_phase(process: subprocess.Popen, watcher: "_StatusWatcher", case: Case) 
             since = None
         time.sleep(0.05)
     return False
+
+
+def _past(phase: str, target: str) -> bool:
+    """Whether a solve showing ``phase`` has gone beyond ``target`` (by the order of PHASES)."""
+    return phase in PHASES and PHASES.index(phase) > PHASES.index(target)
 
 
 class _StatusWatcher:
