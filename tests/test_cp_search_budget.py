@@ -12,6 +12,7 @@ import tempfile
 import textwrap
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from odtk.budget import Budget
@@ -210,7 +211,44 @@ def test_without_a_writable_cache_folder_the_kernels_cache_in_the_temporary_fold
     env = {key: value for key, value in os.environ.items() if key != "NUMBA_CACHE_DIR"}
     env.update(NUMBA_CACHE_LOCATOR_CLASSES="UserProvidedCacheLocator,UserWideCacheLocator",
                XDG_CACHE_HOME="/proc/odtk-no-cache", HOME="/proc/odtk-no-home")
-    ran = subprocess.run([sys.executable, "-c", "from odtk.engines import cp_kernels; print(cp_kernels.cache_folder())"],
-                         capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+    script = "from odtk.engines import cp_kernels; print(cp_kernels.cache_folder())"
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=ROOT,
+                         timeout=300)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.strip().startswith(os.path.join(tempfile.gettempdir(), "odtk-numba-cache"))
+
+
+# --------------------------------------------------------------------------- thresholds
+@pytest.mark.parametrize("depth", [2, 3, 4])
+def test_threshold_cap_sizes_a_large_search_for_its_time_and_memory(depth):
+    """100,000 rows of 50 float columns in a 60 s budget: the proof fits the time where it can,
+    and the arrays stay far below 4 GB."""
+    k = cp_search.threshold_cap(100_000, 50, depth, 60.0)
+    assert cp_search.MIN_THRESHOLDS <= k <= 100
+    assert (cp_search.search_seconds(100_000, 50 * k, 2, depth) <= 60.0
+            or k == cp_search.MIN_THRESHOLDS)
+    assert cp_search._arrays_bytes(100_000, 50 * k, 2, depth) <= cp_search.DATA_BYTES
+
+
+def test_threshold_cap_grows_with_time_and_shrinks_with_rows_and_depth():
+    caps = [cp_search.threshold_cap(20_000, 10, 3, seconds) for seconds in (1, 10, 100)]
+    assert caps == sorted(caps) and caps[0] < caps[-1]
+    assert cp_search.threshold_cap(200_000, 10, 3, 10) <= cp_search.threshold_cap(20_000, 10, 3, 10)
+    assert cp_search.threshold_cap(20_000, 10, 4, 10) <= cp_search.threshold_cap(20_000, 10, 3, 10)
+    assert cp_search.threshold_cap(20_000, 10, 3, None) >= cp_search.threshold_cap(20_000, 10, 3, 100)
+    assert cp_search.threshold_cap(30, 2, 2, 10) == 29  # every midpoint of 30 rows
+
+
+def test_threshold_cap_gives_a_search_that_finishes():
+    """Quantile thresholds from the cap for a 2 s search: the search proves its tree."""
+    from sklearn.datasets import make_classification
+
+    from odtk.datasets import FeatureEncoder
+
+    X, y = make_classification(n_samples=20_000, n_features=10, n_informative=5, random_state=0)
+    frame = pd.DataFrame(X, columns=[f"c{j}" for j in range(10)])
+    k = cp_search.threshold_cap(len(frame), 10, 3, 2.0)
+    encoder = FeatureEncoder("binary", "quantiles", k).fit(frame, {c: "numeric" for c in frame})
+    encoded = encoder.transform(frame)
+    found = cp_search.search(encoded, y, 2, 3, time_limit=600)
+    assert found.status == "optimal" and encoded.shape[1] == 10 * k

@@ -195,7 +195,9 @@ def make_data(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int, min_supp
     """The search's inputs from a 0/1 matrix and classes 0..k-1; ``flag``: an int64 array whose
     first entry stops the search when another thread makes it non-zero."""
     n, m = X.shape
-    n_classes, depth, min_support, counting_depth = int(n_classes), int(depth), int(min_support), int(counting_depth)
+    # plain ints: numba compiles a copy of a kernel per argument type (np.int32 and the like)
+    n_classes, depth, min_support = int(n_classes), int(depth), int(min_support)
+    counting_depth = int(counting_depth)
     words = (n + 63) // 64
     Xt = np.ascontiguousarray(np.asarray(X).T, dtype=np.uint8)
     row_ptr, row_features = _feature_lists(X)
@@ -222,14 +224,18 @@ def make_data(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int, min_supp
 
 def _feature_lists(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``row_ptr`` (int64) and ``row_features`` (int32): the features equal to 1, row by row,
-    made a block of rows at a time."""
-    counts = np.zeros(len(X) + 1, dtype=np.int64)
-    blocks = []
-    for start in range(0, len(X), ROW_BLOCK):
-        rows, features = np.nonzero(X[start:start + ROW_BLOCK])
-        counts[start + 1:start + ROW_BLOCK + 1] = np.bincount(rows, minlength=min(ROW_BLOCK, len(X) - start))
-        blocks.append(features.astype(np.int32))
-    return np.cumsum(counts), np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.int32)
+    found a block of rows at a time (the temporaries stay small)."""
+    n, m = X.shape
+    row_ptr = np.zeros(n + 1, dtype=np.int64)
+    row_features = np.empty(np.count_nonzero(X), dtype=np.int32)
+    done = 0
+    for start in range(0, n, ROW_BLOCK):
+        block = X[start:start + ROW_BLOCK]
+        row_ptr[start + 1:start + 1 + len(block)] = np.count_nonzero(block, axis=1)
+        places = np.flatnonzero(block)  # row-major: row by row, features in order
+        row_features[done:done + len(places)] = places % m
+        done += len(places)
+    return np.cumsum(row_ptr), row_features
 
 
 def footprint(n: int, m: int, ones: int, n_classes: int, depth: int, counting_depth: int) -> int:
@@ -283,15 +289,17 @@ def cache_folder() -> str | None:
 
 def run(data: Data, depth: int) -> tuple[int, int, np.ndarray, np.ndarray, int]:
     """Search from the root: (errors, lower bound, features and labels in heap order, cache
-    size). The greedy tree is the first incumbent when bounds are on."""
+    size). The greedy tree is the first incumbent when bounds are on and the root is not
+    solved by counting."""
     state = data.frames.state
     state[ROOT_ERROR] = -1
     size = 2 ** (depth + 1)
     features, labels = np.full(size, -1, dtype=np.int64), np.zeros(size, dtype=np.int64)
     ub = len(data.samples.y) - np.bincount(data.samples.y).max() + 1  # the leaf's errors + 1
-    if data.options.use_bounds:
+    greedy = data.options.use_bounds and depth > data.options.counting_depth  # else counted at once
+    if greedy:
         ub = _grow(data, depth, -2, True, features, labels)
-    data.first = ub if data.options.use_bounds else ub - 1
+    data.first = ub if greedy else ub - 1
     error, bound = _search(data, depth, ub)
     timed_out = state[TIMED_OUT] == 1
     if timed_out and 0 <= state[ROOT_ERROR] < ub:
@@ -982,9 +990,10 @@ def grow(samples: Samples, options: Options, pc: PairCounts, paths: np.ndarray, 
          labels: np.ndarray) -> int:
     """Write a tree in heap order (features -1 at leaves) and return its errors, top down. A
     node with one level left splits on its best single split, with two and ``counting_depth``
-    2 on the root of its best depth-2 tree (counted); a node with more levels on the cached
-    root split of its branch (the root on ``root_feature`` if it is not -2), or if ``greedy``
-    on its best single split — and these splits are undone if they do not beat their leaf."""
+    2 on the root of its best depth-2 tree (cached, else counted); a node with more levels on
+    the cached root split of its branch (the root on ``root_feature`` if it is not -2), or if
+    ``greedy`` on its best single split — and these splits are undone if they do not beat
+    their leaf."""
     size = len(features)
     errors = np.zeros(size, dtype=np.int64)
     leaf_errors = np.zeros(size, dtype=np.int64)
@@ -1002,6 +1011,11 @@ def grow(samples: Samples, options: Options, pc: PairCounts, paths: np.ndarray, 
         if left == 1:
             _, features[node] = best_stump(samples, options, rows)
         elif left == 2 and options.counting_depth == 2:
+            low, high = _key(paths[level], level, options.literal_bits)
+            i = -1 if greedy else _find(table, low, high)
+            if i >= 0 and table[i, T_ERROR] >= 0:  # counted by the search
+                features[node] = table[i, T_FEATURE]
+                continue
             _count_pairs(samples, pc, rows, SMALLER, VARYING)
             active = pc.active[SMALLER, :pc.active_len[SMALLER]]
             counts = _class_counts(samples.y, rows, options.n_classes)
