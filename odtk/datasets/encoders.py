@@ -261,13 +261,14 @@ class FeatureEncoder:
         """
         self._check_fitted()
         plan = self._plan(columns)
-        numbers = self._matrix(data)
+        matrix = self._array(data)
+        numbers = None if matrix is None else self._matrix(matrix)
         if numbers is None:
             table = as_table(data, list(self.kinds_))
             read = {name: self._checked(table, name, kind, name in plan) for name, kind in self.kinds_.items()}
         else:
-            table = Table({}, len(data))
-            read = {name: np.ascontiguousarray((data if self.kinds_[name] == "categorical" else numbers)[:, k])
+            table = Table({}, len(matrix))
+            read = {name: np.ascontiguousarray((matrix if self.kinds_[name] == "categorical" else numbers)[:, k])
                     for k, name in enumerate(self.kinds_) if name in plan}
         across = columns is not None  # column-major: each encoded column filled as a row of a block
         out = np.empty((table.n_rows, len(self.columns_) if columns is None else len(columns)),
@@ -301,13 +302,21 @@ class FeatureEncoder:
                                         self._place[wanted[slots]])
         return plans[key]
 
-    def _matrix(self, data: Rows) -> np.ndarray | None:
-        """A 2-D numeric array of the training columns as float64 when every value is valid
-        for its column (finite; 0/1 where binary; integers floating point tells apart), checked
-        at once; None for other data, or to let the column-by-column checks name the problem."""
-        if not (isinstance(data, np.ndarray) and data.ndim == 2 and data.dtype.kind in "biuf"
-                and data.shape[1] == len(self.kinds_)):
-            return None
+    def _array(self, data: Rows) -> np.ndarray | None:
+        """``data`` as one 2-D numeric array of the training columns in order, if it is one or a
+        DataFrame of exactly those columns, all of numeric dtypes and none categorical."""
+        if is_frame(data) and list(data.columns) == list(self.kinds_) and "categorical" not in self.kinds_.values() \
+                and all(dtype.kind in "biuf" for dtype in data.dtypes):
+            data = data.to_numpy()
+        if isinstance(data, np.ndarray) and data.ndim == 2 and data.dtype.kind in "biuf" \
+                and data.shape[1] == len(self.kinds_):
+            return data
+        return None
+
+    def _matrix(self, data: np.ndarray) -> np.ndarray | None:
+        """The 2-D numeric array ``data`` of the training columns as float64 when every value is
+        valid for its column (finite; 0/1 where binary; integers floating point tells apart),
+        checked at once; else None, to let the column-by-column checks name the problem."""
         if data.dtype.kind in "iu" and data.size and np.abs(data).max() >= 2**53:
             return None
         numbers = data.astype(np.float64, copy=False)
