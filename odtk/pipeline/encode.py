@@ -100,8 +100,9 @@ class Problem:
         if thresholds == "auto":
             thresholds = getattr(module, "AUTO_THRESHOLDS", thresholds)
         if thresholds == "auto" and max_thresholds is None and hasattr(module, "threshold_cap"):
-            numeric = sum(kind == "numeric" for kind in dataset.kinds.values())
-            max_thresholds = module.threshold_cap(len(dataset.target), numeric, depth, seconds)
+            kinds = list(dataset.kinds.values())
+            max_thresholds = module.threshold_cap(len(dataset.target), kinds.count("numeric"), depth, seconds,
+                                                  n_classes=len(self.classes), n_binary=kinds.count("binary"))
         self.encoder = FeatureEncoder(mode=module.FEATURES, thresholds=thresholds,
                                       max_thresholds=max_thresholds).fit(dataset)
         if thresholds == "auto" and module.FEATURES == "binary":
@@ -130,15 +131,18 @@ class Problem:
 def _cart_thresholds(dataset: Dataset, quantiles: FeatureEncoder, y: np.ndarray, depth: int | None,
                      sample_weight: np.ndarray | None, seed: int | None) -> dict[str, np.ndarray]:
     """Numeric column → the thresholds scikit-learn's CART of ``depth`` tests on it, CART being
-    fitted on the raw numeric columns beside the quantile encoding of every column."""
+    fitted on the raw numeric columns beside the encoding of the other columns (a numeric
+    column's quantile columns would only repeat thresholds CART finds on the column itself)."""
     numeric = [name for name, kind in quantiles.kinds_.items() if kind == "numeric"]
     if not numeric:
         return {}
     raw = dataset.features[numeric].apply(pd.to_numeric).to_numpy(dtype=float)
+    others = [k for name, kind in quantiles.kinds_.items() if kind != "numeric" for k in quantiles.groups_[name]]
     from sklearn.tree import DecisionTreeClassifier
 
     cart = DecisionTreeClassifier(max_depth=depth, random_state=seed or 0)
-    cart.fit(np.hstack([raw, quantiles.transform(dataset)]), y, sample_weight=sample_weight)
+    encoded = quantiles.transform(dataset, columns=others) if others else np.zeros((len(y), 0))
+    cart.fit(np.hstack([raw, encoded]), y, sample_weight=sample_weight)
     tested, threshold = cart.tree_.feature, cart.tree_.threshold
     return {name: threshold[tested == column] for column, name in enumerate(numeric)}
 
