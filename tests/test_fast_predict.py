@@ -123,6 +123,17 @@ def test_diagrams_with_shared_nodes_route_like_the_walk(seed, univariate):
     assert_routes_like_the_walk(named(graph, 5, 3), X)
 
 
+def test_many_rows_route_in_blocks_as_each_row_alone():
+    """Rows are routed in blocks: across block boundaries every row goes where the walk sends it,
+    and a row's class does not depend on the rows predicted with it."""
+    rng = np.random.default_rng(7)
+    graph = named(random_diagram(rng, 4, [1, 2, 4, 4], 2, univariate=False), 4, 2)
+    X = rng.random((20_000, 4))
+    labels = graph.predict_index(X)
+    assert labels.tolist() == walk(graph.graph, X)[0]
+    assert [int(graph.predict_index(X[i:i + 1])[0]) for i in range(0, 20_000, 997)] == labels[::997].tolist()
+
+
 @pytest.mark.parametrize("skeleton", [[1, 2, 4, 8], [1, 2, 2, 2]])
 def test_heuristic_diagrams_on_scaled_features_route_like_the_walk(skeleton):
     data = load_dataset("uci/wine")
