@@ -202,7 +202,7 @@ def test_an_empty_compile_cache_gives_the_same_proven_tree_as_a_filled_one(tmp_p
     first, notices = _first_search(str(tmp_path))
     assert "compiling the CP search (once per machine)" in notices and "compiled the CP search" in notices
     second, notices = _first_search(str(tmp_path))
-    assert "compil" not in notices
+    assert "compil" not in notices  # loaded from the cache
     assert first == second and first["status"] == "optimal"
 
 
@@ -252,3 +252,31 @@ def test_threshold_cap_gives_a_search_that_finishes():
     encoded = encoder.transform(frame)
     found = cp_search.search(encoded, y, 2, 3, time_limit=600)
     assert found.status == "optimal" and encoded.shape[1] == 10 * k
+
+
+def test_a_signal_while_compiling_stops_at_once(tmp_path):
+    """Compiling cannot be halted: the search raises Stopped and leaves it to finish."""
+    script = textwrap.dedent("""
+        import sys
+        import numpy as np
+        from odtk.budget import Budget, Stopped, stop_on_signals
+        from odtk.engines import cp_search
+        from odtk.progress import Progress
+        budget = Budget(30, Progress("lines"))
+        X = np.random.default_rng(0).integers(0, 2, (50, 6))
+        try:
+            with stop_on_signals(budget):
+                cp_search.search(X, X[:, 0], 2, 3, budget=budget)
+        except Stopped as stop:
+            print("stopped", flush=True)
+            sys.exit(stop.exit_code)
+    """)
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, cwd=ROOT, env={**os.environ, "NUMBA_CACHE_DIR": str(tmp_path)})
+    try:
+        assert "compiling the CP search" in child.stderr.readline()
+        child.send_signal(signal.SIGTERM)
+        out, err = child.communicate(timeout=120)
+    finally:
+        child.kill()
+    assert child.returncode == 128 + signal.SIGTERM and out.strip() == "stopped", err

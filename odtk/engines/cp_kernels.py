@@ -75,7 +75,7 @@ T_LOW, T_HIGH, T_BOUND, T_ERROR, T_FEATURE = range(5)
 # the cache table's hash: odd 64-bit multipliers of the key's two words
 HASH_LOW, HASH_HIGH = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
 TABLE_ROWS = 1 << 12  # the table's first size; it doubles when two thirds full
-MAX_TABLE_ROWS = 1 << 24  # 640 MiB, 11 M sub-trees (the growth from half of it peaks at 960 MiB)
+MAX_TABLE_ROWS = 1 << 26  # 2.5 GiB, 44 M sub-trees (a 60 s search stores up to about 4 M)
 ROW_BLOCK = 1 << 12  # rows turned into feature lists at a time (bounds make_data's temporaries)
 
 
