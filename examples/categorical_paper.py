@@ -184,7 +184,7 @@ def fit(train: Dataset, topology: str, args: argparse.Namespace, **options) -> o
     """One ODT; None (and a line on stdout) if odtk gives up."""
     try:
         return odtk.solve("categorical", train, skeleton=topology, solver=args.solver,
-                          time_limit=args.time_limit, threads=1, seed=0, **options)
+                          time_limit=args.time_limit, threads=1, seed=0, warm_start=None, **options)  # as the paper
     except OdtkError as exc:
         print(f"odtk: {train.name} {topology} {options}: {exc}")
         return None
@@ -230,7 +230,8 @@ def seconds_nodes(result: odtk.SolveResult | None) -> str:
     if result is None:  # no incumbent within the limit (the line above says why)
         return "*/-"
     seconds = f"{result.solve_time:.1f}" if result.optimal else "*"
-    return f"{seconds}/{result.steps['milp'].get('nodes', '?')}"
+    nodes = result.steps["milp"].get("nodes")
+    return f"{seconds}/{'-' if nodes is None else nodes}"
 
 
 def table8(args: argparse.Namespace) -> list[dict]:

@@ -23,7 +23,8 @@ from odtk.pipeline.check import gap, honest_bound
 from odtk.pipeline.encode import Problem, as_dataset, group_vector, sample_weight_of
 from odtk.pipeline.methods import (STRATEGIES, available_models, defaults, engine_settings, hyperparameters,
                                    is_engine, method, skeleton_of, solver_for, starts_from_tree, strategy_of)
-from odtk.pipeline.start import WARM_STARTS, Start, default_start, given_start, heuristic, majority_leaf
+from odtk.pipeline.start import (WARM_STARTS, Start, default_start, given_start, heuristic, majority_leaf,
+                                 topology_start)
 from odtk.progress import Progress
 from odtk.results import SolveResult
 from odtk.solvers import SolverOptions
@@ -196,7 +197,10 @@ def _start(problem: Problem, shape: nx.DiGraph, hyper: dict, strategy: str, heur
     if strategy in ("heuristic", "both"):
         graph, steps["heuristic"] = heuristic(problem, shape, hyper, heuristic_time, seed, budget)
         origin = "heuristic"
-    if warm_start is not None:
+    if warm_start == "topology":
+        graph, steps["warm_start"] = topology_start(problem, shape, hyper, seed, budget)
+        origin = "warm_start"
+    elif warm_start is not None:
         graph, steps["warm_start"] = given_start(problem, warm_start, shape, hyper, seed, budget)
         origin = "warm_start"
     if origin == "leaf":

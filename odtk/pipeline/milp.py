@@ -213,10 +213,13 @@ def _build_timed_out(start: Start, steps: dict, build_time: float) -> MilpResult
 def _start_kept(problem: Problem, hyper: dict, solver: str, outcome: SolverOutcome, start: Start,
                 passed: bool, steps: dict, build_time: float) -> MilpResult:
     """The solver found nothing (better than the start's cutoff): the start is the result."""
+    constraints = [f"{name}={hyper[name]}" for name in side_constraints_on(problem.module, hyper)]
     if outcome.termination == "infeasible" and not passed:
-        constraints = [f"{name}={hyper[name]}" for name in side_constraints_on(problem.module, hyper)]
         raise SolveError(f"{solver} proved the model infeasible: no model meets the side "
                          f"constraints ({', '.join(constraints) or 'none set'}); relax them.")
+    if constraints and not passed and outcome.termination != "interrupted":
+        raise SolveError(f"{solver} found no model meeting the side constraints ({', '.join(constraints)}) "
+                         "within the time limit; raise --time-limit or relax them.")
     proven = passed and outcome.termination in ("infeasible", "optimal")  # the cut-off model is empty
     steps["milp"]["bound"] = start.objective if proven else outcome.bound
     termination = "optimal" if proven else outcome.termination
@@ -242,7 +245,7 @@ def _decoded(instance, problem: Problem, shape: nx.DiGraph, hyper: dict, solver:
     if outcome.termination not in ("optimal", "interrupted"):
         warnings.warn(f"{solver} stopped with status {outcome.termination}: the model is feasible "
                       "but not proven optimal.", OdtkWarning, stacklevel=4)
-    if better(module, start.objective, expected):
+    if start.passed_to_solver and better(module, start.objective, expected):
         return MilpResult(start.graph, outcome, build_time, outcome.termination)
     return MilpResult(graph, outcome, build_time, outcome.termination)
 

@@ -5,8 +5,10 @@
   (``warm_start="best"``, the CP search given a share of the budget), or from ``"cart"`` or a
   tree the user learned on the same data.
 - ODD starts from its constructive heuristic (step 1 of the paper), whose value is the cutoff.
-- Every other MILP (the categorical model, ODD without its heuristic) holds at least the
-  majority-class leaf, returned, not proven, when the solver finds nothing better in time.
+- The categorical model starts from a tree of its topology grown greedily and from CART
+  (:mod:`odtk.pipeline.categorical_start`).
+- Every other MILP (ODD without its heuristic) holds at least the majority-class leaf,
+  returned, not proven, when the solver finds nothing in time and no side constraint is set.
 
 Each start is scored on the training data by the formulation's own objective (``steps``).
 """
@@ -44,8 +46,24 @@ class Start:
 
 
 def default_start(problem: Problem) -> str | None:
-    """The start a model takes when none is given: ``"best"`` for the tree MILPs."""
-    return "best" if starts_from_tree(problem.module) else None
+    """The start a model takes when none is given: ``"best"`` for the tree MILPs, ``"topology"``
+    for the categorical model (:func:`topology_start`), none for the others."""
+    if starts_from_tree(problem.module):
+        return "best"
+    return "topology" if problem.module.SKELETON == "topology" else None
+
+
+def topology_start(problem: Problem, shape: nx.DiGraph, hyper: dict, seed: int | None,
+                   budget: Budget) -> tuple[DecisionGraph, dict]:
+    """The categorical model's starting tree (:mod:`odtk.pipeline.categorical_start`), scored."""
+    from odtk.pipeline.categorical_start import categorical_start
+
+    began = time.perf_counter()
+    with budget.stage("starting tree"):
+        graph = problem.graph(categorical_start(problem, shape, hyper, seed))
+        objective, _ = problem.score(graph, shape, hyper)
+    budget.report(incumbent=objective)
+    return graph, {"objective": objective, "seconds": time.perf_counter() - began}
 
 
 def heuristic(problem: Problem, skeleton: nx.DiGraph, hyper: dict, seconds: float, seed: int | None,
