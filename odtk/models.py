@@ -74,6 +74,7 @@ class Router:
         self.subsets = [place[list(nodes[node]["subset"])] for node in kinds["subset"]]
         self.weights = np.stack(hyperplanes, axis=1)[self.columns] if hyperplanes else np.zeros((len(self.columns), 0))
         self.thresholds = np.array([nodes[node]["threshold"] for node in kinds["weights"]], dtype=float)
+        self.weighed = np.flatnonzero(self.weights.any(axis=1))  # the columns some hyperplane reads
         self.ids = np.empty(len(order), dtype=object)
         self.ids[:] = order
         if all(_is_index(node) for node in order):
@@ -102,7 +103,8 @@ class Router:
         ``X``, which holds the encoded columns ``columns``."""
         n_features, n_subsets = len(self.features), len(self.subsets)
         taken = np.empty((len(X), self.test_count), dtype=bool, order="F")
-        np.greater(X[:, self.features], 0.5, out=taken[:, :n_features])
+        if n_features:
+            np.greater(X[:, self.features], 0.5, out=taken[:, :n_features])
         for t, members in enumerate(self.subsets, n_features):
             np.any(X[:, members] > 0.5, axis=1, out=taken[:, t])
         if self.weights.shape[1]:
@@ -112,10 +114,9 @@ class Router:
     def _hyperplanes(self, X: np.ndarray) -> np.ndarray:
         """``X @ weights`` summed column by column in a fixed order (column-major), so a row's
         value depends on the row alone, however many rows come with it (no BLAS threads)."""
-        read = np.flatnonzero(self.weights.any(axis=1))
         values = np.zeros((len(X), self.weights.shape[1]), order="F")
         term = np.empty_like(values)
-        for j in read:
+        for j in self.weighed:
             values += np.multiply(X[:, j:j + 1], self.weights[j], out=term)
         return values
 
@@ -134,11 +135,11 @@ class Router:
         most LOOKUP_TESTS tests, looked up from the row's answers to all of them at once."""
         if self.lookup is None:
             return self.path(X)[-1]
-        bits = (1 << np.arange(self.test_count)).astype(np.uint16)
+        if len(X) <= BLOCK:
+            return self.lookup[np.einsum("ij,j->i", self.outcomes(X).view(np.uint8), self.bits)]
         leaves = np.empty(len(X), dtype=np.intp)
         for start in range(0, len(X), BLOCK):  # temporaries that stay in cache
-            block = slice(start, start + BLOCK)
-            leaves[block] = self.lookup[np.einsum("ij,j->i", self.outcomes(X[block]).view(np.uint8), bits)]
+            leaves[start:start + BLOCK] = self.leaves(X[start:start + BLOCK])
         return leaves
 
     @cached_property
@@ -148,6 +149,7 @@ class Router:
         tests = self.test_count
         if not 0 < tests <= LOOKUP_TESTS:
             return None
+        self.bits = (1 << np.arange(tests)).astype(np.uint16)  # a row's answers → its index
         codes = np.arange(2**tests)
         answers = (codes[:, None] >> np.arange(tests)[None, :]) & 1
         at = np.zeros(len(codes), dtype=np.intp)
