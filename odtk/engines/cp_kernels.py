@@ -88,7 +88,8 @@ def _cached(function):
     except RuntimeError:  # numba: "cannot cache function …: no locator available"
         pass
     previous = numba.config.CACHE_DIR
-    numba.config.CACHE_DIR = os.path.join(tempfile.gettempdir(), "odtk-numba-cache")
+    user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "")
+    numba.config.CACHE_DIR = os.path.join(tempfile.gettempdir(), f"odtk-numba-cache-{user}")
     try:
         return compile_(function)
     except RuntimeError:

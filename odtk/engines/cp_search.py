@@ -167,7 +167,8 @@ _prepared = False  # the kernels were compiled or loaded in this process
 
 def _kernels(budget: Any):
     """:mod:`odtk.engines.cp_kernels`, every kernel compiled (outside ``budget``'s time limit)
-    or loaded from numba's cache, once per process; Stopped if a signal comes first."""
+    or loaded from numba's cache, once per process; Stopped if a signal comes while compiling
+    (a search stopped while loading returns its first tree)."""
     global _prepared
     from . import cp_kernels  # numba's import and compilation wait until a search
 
@@ -177,8 +178,11 @@ def _kernels(budget: Any):
     if compiling:
         log.info("%s: about 16 s of CPU; cached in %s", COMPILING, cp_kernels.cache_folder())
     began = time.process_time()
-    with budget.excluded(COMPILING) if compiling and budget is not None else contextlib.nullcontext():
-        compiled = _in_worker(cp_kernels.prepare, budget, lambda: _checked(budget))
+    if compiling and budget is not None:  # a stop ends the wait; loading is too short to stop
+        with budget.excluded(COMPILING):
+            compiled = _in_worker(cp_kernels.prepare, budget, lambda: _checked(budget))
+    else:
+        compiled = _in_worker(cp_kernels.prepare, budget, lambda: POLL_SECONDS)
     if compiled:
         message = (f"compiled the CP search in {time.process_time() - began:.0f} s of CPU, outside the "
                    f"time limit; cached in {cp_kernels.cache_folder() or 'no folder (not writable)'}")
