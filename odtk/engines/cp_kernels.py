@@ -6,10 +6,12 @@ operations, so in Python the interpreter's overhead per node, not the arithmetic
 time (measured with numpy-vectorised counting: 3.4× STreeD's C++ time at depth 3 and 7.5× at
 depth 4 in geometric mean, up to 72×). numba compiles these plain Python functions with LLVM
 at first use (about 16 s of CPU, once) and caches the machine code on disk
-(``cache=True``); it ships binary wheels (numba, llvmlite) for Linux, macOS and Windows, so
-``pip install`` needs no C compiler. Cython would need one on every machine that installs odtk
-from source, or per-platform wheels built and published by odtk. No function here recurses:
-numba's on-disk cache does not reload recursive functions safely.
+(``cache=True``: next to this file, else in the user's cache folder, else in a folder of the
+temporary directory, see :func:`_cached`); it ships binary wheels (numba, llvmlite) for
+Linux, macOS and Windows, so ``pip install`` needs no C compiler. Cython would need one on
+every machine that installs odtk from source, or per-platform wheels built and published by
+odtk. No function here recurses: numba's on-disk cache does not reload recursive functions
+safely.
 
 What the compile time depends on: numba compiles each function on its own, with a copy of the
 code of all it calls (linked in, optimised and translated to machine code again), so the time
