@@ -346,22 +346,22 @@ def predict(model_file: str, csv_path: str, output: str | None, force: bool) -> 
     """Classify the rows of a CSV with a saved model."""
     import numpy as np
 
-    from odtk.datasets import read_csv
+    from odtk.datasets import read_table
     from odtk.models import TrainedModel, check_writable, write_atomic
 
     if output:
         check_writable(output, force)
     trained = TrainedModel.load(model_file)
-    frame = read_csv(csv_path)
-    labels = trained.predict(frame)
+    rows = read_table(csv_path)  # no pandas: a prediction's fixed cost stays small
+    labels = trained.predict(rows)
     if output:
-        write_atomic(output, frame.assign(prediction=labels).to_csv(index=False), force=force)
+        write_atomic(output, rows.to_csv(prediction=labels), force=force)
     else:
         click.echo("\n".join(str(label) for label in labels))
-    if trained.target in frame.columns:
-        truth = frame[trained.target].astype(str).to_numpy()
+    if trained.target in rows.columns:
+        truth = rows.text(trained.target)
         accuracy = float(np.mean(truth == np.asarray([str(v) for v in labels])))
-        click.echo(f"accuracy {accuracy:.4f} on {len(frame)} rows (column {trained.target!r})", err=True)
+        click.echo(f"accuracy {accuracy:.4f} on {len(rows)} rows (column {trained.target!r})", err=True)
 
 
 @main.command()

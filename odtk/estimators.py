@@ -90,9 +90,10 @@ class _SolvedClassifier(ClassifierMixin, BaseEstimator):
                              for node, rows in reached.items()}  # training samples per class (plot_tree)
 
     def predict(self, X: Any) -> np.ndarray:
-        """Predicted class labels."""
-        encoded = self._encoded(X)
-        return self.classes_[self._position[self.graph_.predict_index(encoded)]]
+        """Predicted class labels (the model routes the rows on arrays, reading only the
+        columns it tests)."""
+        rows = self._rows(X)
+        return self.classes_[self._position[self.model_.predict_index(rows)]]
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class frequencies of the training samples that took the same exit (columns: ``classes_``)."""
@@ -129,6 +130,15 @@ class _SolvedClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         checked = validate_data(self, X, dtype=None, reset=False)
         return self.model_.encoder.transform(self._frame(X, checked))
+
+    def _rows(self, X: Any) -> Any:
+        """The validated rows: a DataFrame named as in training (dtypes kept), else the array."""
+        check_is_fitted(self)
+        checked = validate_data(self, X, dtype=None, reset=False)
+        if isinstance(X, pd.DataFrame):
+            names = self._frame_columns()
+            return X if list(X.columns) == names else X.set_axis(names, axis=1)
+        return checked
 
     def _frame(self, X: Any, checked: np.ndarray) -> pd.DataFrame:
         """The validated rows as a DataFrame named as in training (keeping a DataFrame's dtypes)."""

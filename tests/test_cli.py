@@ -94,8 +94,6 @@ def test_output_is_never_overwritten_without_force(tmp_path):
     (["--model", "flowoct", "--dataset", "flowoct/monk1", "--skeleton", "1-2-3"], ["double"]),
     (["--model", "flowoct", "--dataset", "flowoct/monk1", "--skeleton", "1-2", "--depth", "3"],
      ["contradicts"]),
-    (["--model", "flowoct", "--dataset", "flowoct/monk1", "--depth", "1", "--time-limit", "-3"],
-     ["time_limit"]),
     (["--model", "flowoct", "--dataset", "flowoct/monk1", "--depth", "1", "--gap", "2"],
      ["--gap", "relative gap below 1", "0.01"]),
     (["--model", "flowoct", "--dataset", "flowoct/monk1", "--depth", "1", "--threads", "10000"],
@@ -103,7 +101,7 @@ def test_output_is_never_overwritten_without_force(tmp_path):
     (["--model", "flowoct", "--dataset", "flowoct/monk1", "--depth", "1", "--seed", str(2**40)],
      ["--seed", "2147483647"]),
     (["--model", "flowoct", "--dataset", "flowoct/monk1", "--depth", "1", "--time-limit", "1e300"],
-     ["--time-limit", "at most 1e+07", "leave it out"]),
+     ["--time-limit", "at most 1e+07", "--time-limit none"]),
     (["--model", "odd", "--dataset", "uci/iris", "--skeleton", "1-2", "--heuristic-time", "nan"],
      ["--heuristic-time", "nan"]),
     (["--model", "odd", "--dataset", "uci/iris", "--skeleton", "1-2", "--heuristic-time", "-1"],
@@ -192,7 +190,7 @@ def test_solve_prints_leaf_class_mix_and_the_objectives_meaning_and_saves_a_png(
                                     "--thresholds", "auto", "--png", str(png)])
     assert run.exit_code == 0, run.output
     leaves = [line for line in run.output.splitlines() if "predict" in line]
-    assert len(leaves) == 4
+    assert 2 <= len(leaves) <= 4  # a depth-2 tree; a split that would not lower the error is not made
     misclassified = sum(int(re.search(r"; (\d+) misclassified; by class setosa: \d+, versicolor: \d+, "
                                       r"virginica: \d+\)$", line)[1])
                         for line in leaves)

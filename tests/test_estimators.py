@@ -266,7 +266,7 @@ def test_verbose_shows_the_steps_and_the_solvers_progress_and_is_silent_by_defau
     assert quiet.out == "" and quiet.err == ""
     OptimalTreeClassifier(depth=1, time_limit=30, verbose=True).fit(X, y)
     shown = capfd.readouterr()
-    assert "odtk: 150 rows encoded as" in shown.err and "odtk: warm_start: objective" in shown.err
+    assert "odtk: 150 rows encoded as" in shown.err and "odtk: warm start: objective" in shown.err
     assert re.search(r"highs solving for at most (29\.\d|30\.0)s", shown.err)
     assert "Solving report" in shown.out + shown.err  # HiGHS's own log: incumbent, bound, gap
 

@@ -224,13 +224,25 @@ def serve() -> None:
         form.on_solution = stream.incumbent
         options = replace(options, budget=stream,
                           time_limit=None if limit is None else max(limit - time.monotonic(), 0.0))
-        stream.send("result", importlib.import_module(module).solve(form, spec, options))
+        result = importlib.import_module(module).solve(form, spec, options)
+        _flush_output()  # the solver's log is complete before the parent, told, ends this process
+        stream.send("result", result)
     except BaseException as exc:  # noqa: BLE001 - raised again in the parent
+        _flush_output()
         stream.send("error", _portable(exc))
     finally:
-        for stream_ in (sys.stdout, sys.stderr):
-            stream_.flush()
         os._exit(0)  # without waiting for the solver's threads
+
+
+def _flush_output() -> None:
+    """Flush Python's and the C library's buffered output (a solver's log to a pipe or file)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    if sys.platform != "win32":
+        import ctypes
+
+        ctypes.CDLL(None).fflush(None)
 
 
 def _die_with(parent: int) -> None:

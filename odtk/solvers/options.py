@@ -41,7 +41,7 @@ class SolverOptions:
                 raise ConfigError(f"{name} must be a non-negative number, got {value!r}.")
         if self.time_limit is not None and self.time_limit > MAX_SECONDS:
             raise ConfigError(f"time_limit (--time-limit) must be at most {MAX_SECONDS:g} s, got {self.time_limit!r}; "
-                              "leave it out for no limit.")
+                              "use --time-limit none (time_limit=None) for no limit.")
         if self.mip_gap is not None and self.mip_gap >= 1:
             raise ConfigError(f"mip_gap (--gap) is a relative gap below 1, e.g. 0.01 for 1 %; got {self.mip_gap!r}.")
         for name, highest in (("threads", MAX_THREADS), ("seed", MAX_SEED)):
