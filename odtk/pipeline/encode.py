@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from odtk.datasets import Dataset, FeatureEncoder, from_dataframe, load_dataset
+from odtk.datasets.encoders import DEFAULT_QUANTILES
 from odtk.exceptions import ConfigError, DataError, OdtkWarning
 from odtk.models import DecisionGraph
 from odtk.pipeline.methods import MODULES, is_engine, method
@@ -101,8 +102,9 @@ class Problem:
             thresholds = getattr(module, "AUTO_THRESHOLDS", thresholds)
         if thresholds == "auto" and max_thresholds is None and hasattr(module, "threshold_cap"):
             kinds = list(dataset.kinds.values())
-            max_thresholds = module.threshold_cap(len(dataset.target), kinds.count("numeric"), depth, seconds,
-                                                  n_classes=len(self.classes), n_binary=kinds.count("binary"))
+            cap = module.threshold_cap(len(dataset.target), kinds.count("numeric"), depth, seconds,
+                                       n_classes=len(self.classes), n_binary=kinds.count("binary"))
+            max_thresholds = min(cap, DEFAULT_QUANTILES)  # as the MILPs' on small data: comparable optima
         self.encoder = FeatureEncoder(mode=module.FEATURES, thresholds=thresholds,
                                       max_thresholds=max_thresholds).fit(dataset)
         if thresholds == "auto" and module.FEATURES == "binary":

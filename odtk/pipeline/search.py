@@ -34,9 +34,10 @@ def run(problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, options: 
     statistics = {name: value for name, value in dataclasses.asdict(found).items() if name not in REPORTED}
     steps["search"] = {"termination": found.status, "seconds": found.seconds, "objective": objective,
                        "bound": found.lower_bound, **statistics}
-    if found.status == "time_limit":
-        warnings.warn("The search stopped at the time limit: the tree is the best found, not proven "
-                      "optimal.", OdtkWarning, stacklevel=3)
+    if found.status in ("time_limit", "memory_limit"):
+        limit = "time limit" if found.status == "time_limit" else "memory it may take (its cache is full)"
+        warnings.warn(f"The search stopped at the {limit}: the tree is the best found, not proven optimal.",
+                      OdtkWarning, stacklevel=3)
     return graph, found.status
 
 

@@ -15,7 +15,7 @@ OPTION_NAMES = ("time_limit", "mip_gap", "threads", "seed", "log")
 MAX_SECONDS = 1e7        # a time limit beyond 115 days is a typo (no limit: leave it out)
 MAX_THREADS = 1024
 MAX_SEED = 2**31 - 1     # the solvers' seeds are 32-bit signed integers
-TERMINATIONS = ("optimal", "gap_limit", "time_limit", "infeasible", "interrupted", "error")
+TERMINATIONS = ("optimal", "gap_limit", "time_limit", "memory_limit", "infeasible", "interrupted", "error")
 # a claimed optimum stands when its bound is within this of its objective (times max(1, |objective|)),
 # beyond the requested relative gap: the solvers' absolute gap tolerances (HiGHS, CPLEX: 1e-6)
 OPTIMALITY_TOLERANCE = 1e-6
