@@ -196,7 +196,9 @@ def signal_table(solvers: list[str], phases: list[str] | None, names: list[str],
             with tempfile.TemporaryDirectory(prefix="odtk-signal-") as work:
                 outcome = _signals.run(case, Path(work), cache, name)
             broken = _signals.problems(outcome, case, name)
-            rows.append({"phase": case.phase, "solver": case.solver, "signal": name, "exit": outcome.returncode,
+            reached = outcome.phase_at_signal is not None
+            rows.append({"phase": case.phase, "solver": case.solver, "signal": name,
+                         "exit": outcome.returncode if reached else None,
                          "seconds": outcome.seconds, "model shown": "status      interrupted" in outcome.stdout,
                          "problems": "; ".join(broken)})
             print(_line(rows[-1]), file=sys.stderr, flush=True)
