@@ -5,8 +5,9 @@ best model printed and saved, no process and no temporary file left) and
 ``benchmarks/defaults.py --signals`` (which prints the seconds from the signal to the exit).
 
 A run starts ``python -m odtk solve ARGS --progress --output model.json`` in a session of its
-own, so that every process it starts can be found afterwards by its session id, with
-``TMPDIR`` naming an empty folder; it reads the status line on standard error until the line
+own, with ``TMPDIR`` naming an empty folder and a variable ``ODTK_SIGNAL_RUN`` naming the run,
+so that every process it starts can be found afterwards (by its session, or by that variable in
+its environment when it started a session of its own); it reads the status line on standard error until the line
 shows the phase, sends the signal (SIGINT to the process group, as a terminal's Ctrl-C does;
 SIGTERM and SIGHUP to odtk alone, as ``kill`` does) and waits for the exit.
 """
@@ -40,11 +41,11 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 class Case:
     """One phase of one solve to interrupt.
 
-    ``args`` follow ``odtk solve``; ``ready`` is text the status line must also show before the
-    signal (such as ``nodes`` once branch and bound reports them); ``delay`` the seconds to wait
-    after that, into the phase; ``model`` whether a model must be printed (True), must not be
-    (False: none can exist yet) or may be (None: one may exist, depending on timing); ``signal``
-    the one the tests send (the benchmark sends each).
+    ``solver`` names the solver (``-``: none) or what of it the case exercises; ``args`` follow
+    ``odtk solve``; ``model`` says whether a model must be printed (True), must not be (False:
+    none can exist yet) or may be (None: one may, depending on timing); ``signal`` is the one
+    the tests send (the benchmark sends each); ``delay`` the seconds the status line must have
+    shown the phase before the signal.
     """
 
     phase: str
@@ -52,7 +53,6 @@ class Case:
     args: tuple[str, ...]
     model: bool | None
     signal: str = "SIGINT"
-    ready: str = ""
     delay: float = 0.5
 
     @property
@@ -105,9 +105,10 @@ def cases(solvers: list[str]) -> list[Case]:
 
     Each instance makes its phase last several seconds: a 100,000-row CSV for reading and
     encoding, FlowOCT at depth 3 on ionosphere's 445 binary features for the starting trees, ODD
-    with skeleton 1-2-4-8 for the heuristic, build and hand-off, HiGHS's presolve on ODD with iris, FlowOCT at depth 3 on 306 numeric rows for branch and bound, BendersOCT at
-    depth 3 on monk2 for Gurobi and CPLEX (within their free licences), the CP search at depth 5
-    and the SAT model's calls.
+    with skeleton 1-2-4-8 for the heuristic, build and hand-off, HiGHS's presolve on ODD with
+    iris, FlowOCT at depth 3 on 306 numeric rows for the solvers' searches, BendersOCT at depth 3
+    on monk2 for Gurobi and CPLEX (within their free licences), the CP search at depth 5 and the
+    SAT model's calls.
     """
     big = ("--csv", BIG, "--target", "label")
     odd_build = ("--model", "odd", "--dataset", "uci/banknote-authentication", "--skeleton", "1-2-4-8")
@@ -152,7 +153,8 @@ def run(case: Case, workdir: Path, data: Path, signal_name: str | None = None, i
     name = signal_name or case.signal
     temp, output = workdir / "tmp", workdir / "model.json"
     temp.mkdir(parents=True)
-    env = {**os.environ, "TMPDIR": str(temp), "PYTHONUNBUFFERED": "1"}
+    token = f"{os.getpid()}-{time.monotonic_ns()}"
+    env = {**os.environ, "TMPDIR": str(temp), "PYTHONUNBUFFERED": "1", "ODTK_SIGNAL_RUN": token}
     args = [str(big_csv(data)) if arg == BIG else arg for arg in case.args]
     command = command or [sys.executable, "-m", "odtk", "solve", *args, "--progress", "--output", str(output)]
     ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint else None
@@ -170,7 +172,7 @@ def run(case: Case, workdir: Path, data: Path, signal_name: str | None = None, i
         stdout.seek(0)
         printed = stdout.read()
     return Outcome(process.returncode, printed, watcher.text(), watcher.phases, at_signal, seconds, hung,
-                   _session_processes(process.pid), _files_under(temp),
+                   _left_behind(process.pid, token), _files_under(temp),
                    json.loads(output.read_text()) if output.exists() else None)
 
 
@@ -197,13 +199,13 @@ def _interrupt(process: subprocess.Popen, watcher: "_StatusWatcher", case: Case,
 
 
 def _in_phase(process: subprocess.Popen, watcher: "_StatusWatcher", case: Case) -> bool:
-    """Wait until the status line has shown ``case.phase`` (and ``case.ready``) for ``case.delay``
-    seconds in a row; False if the run ends, goes past the phase or ``HANG_STOP`` passes first."""
+    """Wait until the status line has shown ``case.phase`` for ``case.delay`` seconds in a row;
+    False if the run ends, goes past the phase or ``HANG_STOP`` passes first."""
     began, since = time.monotonic(), None
     while process.poll() is None and time.monotonic() - began < HANG_STOP:
         if _past(watcher.phase, case.phase):
             return False
-        if watcher.phase == case.phase and case.ready in watcher.last:
+        if watcher.phase == case.phase:
             since = since or time.monotonic()
             if time.monotonic() - since >= case.delay:
                 return True
@@ -225,7 +227,6 @@ class _StatusWatcher:
         self._chunks: list[bytes] = []
         self._lock = threading.Lock()
         self.phase = ""
-        self.last = ""
         self.phases: list[str] = []
         self._thread = threading.Thread(target=self._read, args=(process.stderr,), daemon=True)
         self._thread.start()
@@ -243,7 +244,6 @@ class _StatusWatcher:
         stream.close()
 
     def _follow(self, status: str) -> None:
-        self.last = status
         phase = status[len("odtk "):].split("  ")[0].strip() if status.startswith("odtk ") else ""
         if re.fullmatch(r"\d+s( / \d+s)?", phase):  # no phase yet: "odtk  3s / 60s"
             phase = ""
@@ -268,9 +268,11 @@ def _is_status(segment: str) -> bool:
     return segment == "odtk" or segment.startswith("odtk ")
 
 
-def _session_processes(session: int, grace: float = 3.0) -> list[str]:
-    """Processes (not zombies) of ``session`` or its process group still alive ``grace`` seconds
-    after its leader ended (none may be: a solver left behind runs on with nobody to stop it)."""
+def _left_behind(session: int, token: str, grace: float = 3.0) -> list[str]:
+    """Processes (not zombies) of a run still alive ``grace`` seconds after it ended: those of
+    its session or process group, and those whose environment names it (``ODTK_SIGNAL_RUN``).
+    None may be: a solver left behind runs on with nobody to stop it."""
+    marker = f"ODTK_SIGNAL_RUN={token}".encode()
     until = time.monotonic() + grace
     while True:
         alive = []
@@ -279,10 +281,11 @@ def _session_processes(session: int, grace: float = 3.0) -> list[str]:
                 continue
             try:
                 stat = (entry / "stat").read_text()
+                environment = (entry / "environ").read_bytes().split(b"\0")
             except OSError:
                 continue
             command, fields = stat[stat.index("(") + 1:stat.rindex(")")], stat[stat.rindex(")") + 2:].split()
-            if fields[0] != "Z" and session in (int(fields[2]), int(fields[3])):
+            if fields[0] != "Z" and (session in (int(fields[2]), int(fields[3])) or marker in environment):
                 alive.append(f"{entry.name} {command}")
         if not alive or time.monotonic() > until:
             return alive
