@@ -146,7 +146,7 @@ def run(problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, options: 
     with budget.stage("checking"), budget.waiting():
         if not outcome.has_solution:
             return _start_kept(problem, hyper, solver, outcome, start, passed, steps, build_time)
-        return _decoded(instance, problem, shape, hyper, solver, outcome, start, build_time)
+        return _decoded(instance, problem, shape, hyper, solver, outcome, start if passed else None, build_time)
 
 
 def _load_start(instance, problem: Problem, hyper: dict, start: Start, steps: dict) -> bool:
@@ -234,8 +234,9 @@ def _start_kept(problem: Problem, hyper: dict, solver: str, outcome: SolverOutco
 
 
 def _decoded(instance, problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, outcome: SolverOutcome,
-             start: Start, build_time: float) -> MilpResult:
-    """The solver's model decoded and self-checked (the start if that scores better)."""
+             start: Start | None, build_time: float) -> MilpResult:
+    """The solver's model decoded and self-checked (the start, if it was the MIP start, when it
+    scores better: a start that is no MIP start may break the model's constraints)."""
     module = problem.module
     graph = problem.graph(module.decode(instance))
     if hasattr(module, "flow_rows"):
@@ -245,7 +246,7 @@ def _decoded(instance, problem: Problem, shape: nx.DiGraph, hyper: dict, solver:
     if outcome.termination not in ("optimal", "interrupted"):
         warnings.warn(f"{solver} stopped with status {outcome.termination}: the model is feasible "
                       "but not proven optimal.", OdtkWarning, stacklevel=4)
-    if start.passed_to_solver and better(module, start.objective, expected):
+    if start is not None and better(module, start.objective, expected):
         return MilpResult(start.graph, outcome, build_time, outcome.termination)
     return MilpResult(graph, outcome, build_time, outcome.termination)
 

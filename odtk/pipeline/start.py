@@ -111,6 +111,8 @@ def _named_start(problem: Problem, given: str, shape: nx.DiGraph, hyper: dict, s
 
     if given not in WARM_STARTS:
         raise ConfigError(f"warm_start={given!r}: give one of {', '.join(WARM_STARTS)} or a learned tree.")
+    if problem.X.shape[1] == 0:  # nothing to test: the majority leaf
+        return majority_leaf(problem, shape, hyper)[0].graph
     cart = DecisionTreeClassifier(max_depth=shape.graph["depth"], random_state=seed or 0)
     tree = sklearn_tree(cart.fit(problem.X, problem.y, sample_weight=problem.weights.get("sample_weight")))
     if given == "best" and not problem.weights:
