@@ -14,7 +14,7 @@ import networkx as nx
 
 from odtk.exceptions import ConfigError
 from odtk.skeletons import SHAPES, diagram_skeleton, parse_widths, topology_skeleton, tree_skeleton
-from odtk.solvers import get_spec, require_solver
+from odtk.solvers import require_solver
 
 # --model key → the module that answers it (formulations: their KEY; engines: their VARIANTS)
 MODULES: dict[str, str] = {
@@ -167,7 +167,3 @@ def solver_for(module: ModuleType, solver: str | None, mip_gap: float | None) ->
                           f"drop solver={solver!r} (--solver).")
     return module.SOLVER
 
-
-def oracle_kind(solver: str) -> str:
-    """``"sat"`` or ``"milp"``: the kind of a registered solver."""
-    return get_spec(solver).kind
