@@ -28,8 +28,10 @@ import numpy as np
 import pandas as pd
 
 SIGNALS = ("SIGINT", "SIGTERM", "SIGHUP")
-PHASES = ("reading", "encoding", "starting tree", "heuristic", "building", "hand-off", "solving", "searching",
-          "checking", "stopping")  # in the order a solve goes through them
+# the phases in the order a solve goes through them (those of a step together: the solve step
+# shows "solving" before and after its "hand-off")
+PHASES = (("reading",), ("encoding",), ("starting tree",), ("heuristic",), ("building",),
+          ("hand-off", "solving", "searching"), ("checking",), ("stopping",))
 HANG_STOP = 60.0  # seconds: a run still alive after this is killed and reported as hung
 IGNORED_PAUSE = 1.0  # seconds between the ignored SIGINT and the SIGTERM that must stop the run
 BIG_ROWS, BIG_COLUMNS = 100_000, 50
@@ -216,8 +218,9 @@ def _in_phase(process: subprocess.Popen, watcher: "_StatusWatcher", case: Case) 
 
 
 def _past(phase: str, target: str) -> bool:
-    """Whether a solve showing ``phase`` has gone beyond ``target`` (by the order of PHASES)."""
-    return phase in PHASES and PHASES.index(phase) > PHASES.index(target)
+    """Whether a solve showing ``phase`` has gone beyond the step of ``target`` (see PHASES)."""
+    step = {name: rank for rank, names in enumerate(PHASES) for name in names}
+    return phase in step and step[phase] > step[target]
 
 
 class _StatusWatcher:
