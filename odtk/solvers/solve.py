@@ -49,6 +49,8 @@ def solve_instance(instance, solver: str, options: SolverOptions | None = None,
         raise ConfigError(f"Unknown hand-off {handoff!r}; choose one of {', '.join(HANDOFFS)}.")
     spec = require_solver(solver)
     start = time.perf_counter()
+    if options.budget is not None:
+        options.budget.progress.phase("hand-off")
     form = to_standard_form(instance)
     if warm_start:
         form.start = np.array([np.nan if v.value is None else v.value for v in form.columns], dtype=float)
@@ -84,6 +86,8 @@ def solve_instance(instance, solver: str, options: SolverOptions | None = None,
         with _constraints_added(instance, root_cuts):
             raw = pyomo_handoff.solve(instance, form, spec, backend_options)
     else:
+        if options.budget is not None:
+            options.budget.progress.phase("solving")
         raw = backends()[spec.backend].solve(form, spec, backend_options)
     return checked_outcome(form, spec, options, raw, time.perf_counter() - start, compile_time)
 
