@@ -7,7 +7,8 @@ with ``benchmarks/defaults.py --signals``). What a user is promised, and these t
 - the exit code 128 + the signal (130, 143, 129) and one line ``odtk: interrupted by SIG…``;
 - the best model found so far printed, marked ``status      interrupted``, and saved where
   ``--output`` asked (nothing printed nor saved while no model exists, e.g. while reading);
-- no process of the run's session left and no file left in its ``TMPDIR``;
+- no process it started left running (a solver in a session of its own included) and no file
+  left in its ``TMPDIR``;
 - started with SIGINT ignored (a shell's background job), SIGINT stays ignored and SIGTERM or
   SIGHUP still stop it the same way;
 - ``odtk.solve`` stopped by SIGINT returns its model with termination ``interrupted``.
