@@ -19,7 +19,6 @@ Select the module alone with ``pytest tests/test_signals.py``.
 """
 from __future__ import annotations
 
-import signal
 import sys
 import textwrap
 from pathlib import Path
