@@ -470,7 +470,8 @@ def _bulk_table(text: str, sep: str, path: Path) -> Table | None:
     of decimals are numbers at once, whole-number columns are checked as :func:`read_table`
     checks them (``01`` and ``1`` stay two labels), others are typed from their text. None for a
     small file or one that is not plain, which the careful reader then reads or refuses."""
-    if len(text) < BULK_CHARACTERS or '"' in text or "\r" in text or "\n\n" in text or text[0] == "\n":
+    if (len(text) < BULK_CHARACTERS or '"' in text or "\r" in text or "\n\n" in text or text[0] == "\n"
+            or _header(text).count(sep) >= MAX_COLUMNS):  # too wide: the careful reader refuses it line by line
         return None
     import pandas as pd
 

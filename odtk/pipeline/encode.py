@@ -139,6 +139,10 @@ def _cart_thresholds(dataset: Dataset, quantiles: FeatureEncoder, y: np.ndarray,
     if not numeric:
         return {}
     raw = dataset.features[numeric].apply(pd.to_numeric).to_numpy(dtype=float)
+    fits = np.all(np.abs(raw) < np.finfo(np.float32).max, axis=0)  # CART computes in float32
+    numeric, raw = [name for name, ok in zip(numeric, fits) if ok], raw[:, fits]
+    if not numeric:
+        return {}
     others = [k for name, kind in quantiles.kinds_.items() if kind != "numeric" for k in quantiles.groups_[name]]
     from sklearn.tree import DecisionTreeClassifier
 
