@@ -70,6 +70,9 @@ def execute(run: dict[str, Any]) -> dict[str, Any]:
     except OdtkError as exc:
         return {**row, "status": "failed", "message": str(exc), "finished": now(),
                 "wall_time": time.perf_counter() - start}
+    if result.termination == "error":  # the solver failed: its start measures nothing of the method
+        return {**row, "status": "failed", "message": f"{run['solver']} stopped without a solution ({result.message})",
+                "finished": now(), "wall_time": time.perf_counter() - start}
     size = result.size.__dict__ if result.size else {}
     return {**row, **size, "status": "done", "termination": result.termination,
             "solver": result.solver, "objective": result.objective, "bound": result.bound,
