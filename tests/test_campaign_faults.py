@@ -222,7 +222,7 @@ def test_grid_edited_between_an_interrupted_campaign_and_its_resume(tmp_path, in
 
     instant_runs.on_start = interrupt
     first = hostile.odtk("experiment", "run", grid, "--db", db)
-    assert first.exit_code == 130 and first.stderr.strip().splitlines()[-1] == "odtk: interrupted", first.output
+    assert first.exit_code == 130 and first.stderr.strip().splitlines()[-1] == "odtk: interrupted by SIGINT", first.output
     before = frame_of(db)
     assert list(before["depth"]) == [1] and claims_of(db) == {}
     instant_runs.on_start = lambda _: None
@@ -345,7 +345,7 @@ def test_killed_dask_scheduler_keeps_finished_runs_and_a_rerun_computes_the_rest
 @needs_cbc
 @needs_proc
 def test_sigterm_stops_a_campaign_at_once_and_records_nothing_under_way(tmp_path):
-    """As Ctrl-C: the runner ends with 'odtk: terminated' (128 + 15), the run under way is
+    """As Ctrl-C: the runner ends with 'odtk: interrupted by SIGTERM' (128 + 15), the run under way is
     neither finished nor recorded, no queued run starts and no process of it is left."""
     log = tmp_path / "hangcbc.log"
     solvers = fake_registry(tmp_path, hangcbc=fake_cbc(tmp_path / "hangcbc", f'echo $$ >> "{log}"\n{HANG}'))
@@ -361,7 +361,7 @@ def test_sigterm_stops_a_campaign_at_once_and_records_nothing_under_way(tmp_path
         campaign.send_signal(signal.SIGTERM)
         out, err = campaign.communicate(timeout=HANG_STOP)
         assert campaign.returncode == 128 + signal.SIGTERM, out + err
-        assert "Traceback" not in err and err.strip().splitlines() == ["odtk: terminated"], err
+        assert "Traceback" not in err and err.strip().splitlines() == ["odtk: interrupted by SIGTERM"], err
         assert not wait_unmarked(marker), "a worker or solver outlived the terminated campaign"
     finally:
         kill_all(marked(marker))

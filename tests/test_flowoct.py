@@ -85,9 +85,12 @@ def test_self_check_catches_a_wrong_report(monkeypatch):
         odtk.solve("flowoct", (X, y), depth=1, solver="highs")
 
 
-def test_time_limit_without_incumbent_is_a_clear_error():
-    with pytest.raises(odtk.exceptions.SolveError, match="time limit"):
-        odtk.solve("flowoct", "binary/kr-vs-kp", depth=4, solver="highs", time_limit=0.01)
+def test_time_limit_without_incumbent_still_answers_with_the_majority_leaf():
+    with pytest.warns(odtk.exceptions.OdtkWarning, match="not proven optimal"):
+        result = odtk.solve("flowoct", "binary/kr-vs-kp", depth=4, solver="highs", time_limit=0.01,
+                            warm_start=None)
+    assert result.termination == "time_limit" and result.model.graph.graph.number_of_nodes() == 1
+    assert result.bound == result.n_samples  # nothing proven: the ideal objective
 
 
 def test_model_size_follows_the_formulation():

@@ -42,10 +42,10 @@ The catalogue; each case runs on every installed solver it applies to.
    test_odd_api.py::test_more_samples_per_node_than_samples_is_a_one_line_solve_error,
    test_categorical.py::test_unattainable_rate_is_a_solve_error_naming_min_rate
 6. Ctrl-C during the solve (SIGINT to the process group, as a terminal sends it): the solver
-   stops on it (the solve ends as interrupted; odtk stops waiting for CBC), "odtk: interrupted",
+   stops on it (the solve ends as interrupted, its best model shown), "odtk: interrupted by SIGINT",
    exit 130, no temporary file left.
    test_ctrl_c_during_the_solve
-7. SIGTERM to odtk alone during a CBC solve: "odtk: terminated", exit 143, CBC stopped with
+7. SIGTERM to odtk alone during a CBC solve: "odtk: interrupted by SIGTERM", exit 143, CBC stopped with
    odtk, no temporary file left.
    test_sigterm_during_a_cbc_solve_stops_cbc_and_removes_its_files
 
