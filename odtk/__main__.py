@@ -1,4 +1,4 @@
 """``python -m odtk`` runs the command line."""
-from odtk.cli import main
+from odtk.cli import run
 
-main()
+run()

@@ -179,7 +179,7 @@ def _train(problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, option
         best.hold(graph, termination)
         return
     start = _start(problem, shape, hyper, strategy, heuristic_time, warm_start, seed, steps, best, budget)
-    if strategy == "heuristic":
+    if strategy == "heuristic" or budget.stop_requested:  # a signal during the start: return the start
         return
     from odtk.pipeline import milp  # Pyomo: only for the MILPs
 
@@ -233,7 +233,8 @@ def _result(model: str, module, problem: Problem, dataset, shape: nx.DiGraph, hy
     return SolveResult(
         method=model, solver=solver if outcome or is_engine(module) else "heuristic",
         solver_version=outcome.version if outcome else "", termination=best.termination,
-        objective=objective, bound=bound, gap=gap(objective, bound), build_time=best.build_time,
+        objective=objective, bound=bound, gap=gap(objective, bound),
+        build_time=best.build_time or budget.spent.get("building", 0.0),  # stopped while building: so far
         handoff_time=outcome.handoff_time if outcome else 0.0,
         solve_time=outcome.solve_time if outcome else steps.get("search", {}).get("seconds", 0.0),
         wall_time=time.perf_counter() - wall, size=outcome.size if outcome else None,

@@ -146,7 +146,9 @@ class Budget:
     @contextlib.contextmanager
     def excluded(self, name: str) -> Iterator[None]:
         """A stage whose time does not count against the limit (the deadline moves by it): once-per-
-        machine work such as compiling the CP search's kernels, which must never change an answer."""
+        machine work such as compiling the CP search's kernels, which must never change an answer.
+        The phase it interrupts is shown again when it ends."""
+        before = self.progress.phase_name
         self.progress.phase(name)
         began = time.monotonic()
         try:
@@ -157,6 +159,8 @@ class Budget:
             self.started += took
             if self.deadline is not None:
                 self.deadline += took
+            if self.signal is None:
+                self.progress.phase(before)
 
     def report(self, **fields: Any) -> None:
         """Pass incumbent, bound, gap, nodes or other figures to the progress reporter."""

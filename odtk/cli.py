@@ -5,6 +5,7 @@ Every error odtk raises on purpose becomes one line on stderr and exit code 1;
 """
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import signal
@@ -91,6 +92,16 @@ def main(ctx: click.Context, debug: bool) -> None:
         warnings.simplefilter("ignore")
         warnings.simplefilter("always", OdtkWarning)
         warnings.showwarning = _show_warning
+
+
+def run() -> None:
+    """The ``odtk`` command: :func:`main`, then the objects left are frozen (:func:`gc.freeze`) on
+    the way out, so that the interpreter's exit does not spend seconds collecting a large MILP's
+    model once the answer is printed and saved."""
+    try:
+        main()
+    finally:
+        gc.freeze()
 
 
 def _show_warning(message, category, *_) -> None:
@@ -189,8 +200,9 @@ class _ModelOption(click.Option):
               "search's tree, whichever is better), 'cart', 'none' or a saved model JSON learned on the same data.")
 @click.option("--max-thresholds", type=int, help="Cap on thresholds per numeric feature (quantiles).")
 @click.option("--thresholds", type=click.Choice(["auto", "midpoints", "quantiles", "values"]),
-              help="Numeric thresholds: auto (default: about 10 quantiles plus CART's thresholds, fewer for "
-              "cp on large data; every midpoint for sat-depth / sat-size), midpoints (every one), quantiles, "
+              help="Numeric thresholds: auto (default: about 10 quantiles plus CART's thresholds; for cp every "
+              "midpoint when it can afford them, fewer quantiles on large data; every midpoint for sat-depth / "
+              "sat-size), midpoints (every one), quantiles, "
               "or values (x > v per distinct value but the largest; number-coded categorical columns as ordered).")
 @click.option("--handoff", type=click.Choice(["native", "pyomo"]), default="native", show_default=True,
               help="Pass the model through the native matrix API or Pyomo's solver interface.")
@@ -236,7 +248,7 @@ def _solve_and_show(budget, model, dataset, csv_path, target, categorical_column
     """Read the data, solve within ``budget``, print the model and save the files asked for."""
     budget.progress.phase("reading")
     from odtk import api
-    from odtk.models import TrainedModel, check_writable, write_atomic
+    from odtk.models import check_writable, write_atomic
 
     files = {flag: path for flag, path in (("--output", output), ("--dot", dot), ("--png", png)) if path}
     if len({Path(path).resolve() for path in files.values()}) < len(files):

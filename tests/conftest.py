@@ -1,10 +1,14 @@
-"""Shared fixtures: every registered MILP solver, skipped with the reason when missing."""
+"""Shared fixtures: every registered MILP solver (skipped with the reason when missing), a
+progress reporter that keeps every report, and a temporary folder of in-process solves."""
 from __future__ import annotations
 
 import signal
+import tempfile
+from pathlib import Path
 
 import pytest
 
+from odtk.progress import Progress
 from odtk.solvers import registry, solver_status
 
 # A suite started in the background of a script inherits Ctrl-C (SIGINT) ignored, and so would
@@ -39,3 +43,30 @@ def pytest_addoption(parser) -> None:
 def agreement_examples(request) -> int | None:
     """The ``--agreement-examples`` count, or None for the fixed CI counts."""
     return request.config.getoption("--agreement-examples")
+
+
+class Recorder(Progress):
+    """A silent progress reporter that keeps every report made to it."""
+
+    def __init__(self):
+        super().__init__("off")
+        self.reports: list[dict] = []
+
+    def update(self, **fields):
+        self.reports.append(fields)
+        super().update(**fields)
+
+
+@pytest.fixture
+def recorder() -> Recorder:
+    """A :class:`Recorder`: the reports a search or heuristic makes."""
+    return Recorder()
+
+
+@pytest.fixture
+def temp(tmp_path, monkeypatch) -> Path:
+    """The temporary folder of in-process solves, to see what they leave behind."""
+    folder = tmp_path / "temp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder

@@ -42,8 +42,8 @@ from odtk.exceptions import ConfigError, LicenceLimitError
 from odtk.models import TrainedModel
 
 # instances per test and solver in CI: at least 200 on HiGHS and CBC together
-EXAMPLES = {"mixed": {"highs": 80, "cbc": 80, "gurobi": 25, "cplex": 25, "scip": 25},
-            "consistent": {"highs": 25, "cbc": 25, "gurobi": 10, "cplex": 10, "scip": 10}}
+EXAMPLES = {"mixed": {"highs": 40, "cbc": 40, "gurobi": 25, "cplex": 25, "scip": 25},
+            "consistent": {"highs": 15, "cbc": 15, "gurobi": 10, "cplex": 10, "scip": 10}}
 NUMBERS = (-2.5, -1.0, 0.0, 0.5, 1.0, 3.0, 10.0, 42.0)
 LEVELS = ("red", "green", "blue", "grey")
 LABELS = ((0, 1, 2, 3), ("no", "yes", "maybe", "later"))

@@ -99,7 +99,7 @@ def test_a_proven_tree_is_optimal_even_when_a_stop_follows():
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_stops_a_running_search_with_its_best_tree(signum):
     """The kernel runs in a worker thread: the main thread's handler sets the flag it reads."""
-    script = textwrap.dedent(f"""
+    script = textwrap.dedent("""
         import json, sys, threading, time
         import numpy as np
         from odtk.budget import Budget, stop_on_signals

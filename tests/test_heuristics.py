@@ -16,7 +16,6 @@ from odtk.budget import Budget
 from odtk.datasets import FeatureEncoder, load_dataset
 from odtk.heuristics import EPSILON, construct_diagram
 from odtk.models import DecisionGraph
-from odtk.progress import Progress
 from odtk.skeletons import parse_widths
 
 SKELETONS = ["1-2-4-8", "1-2-2-2", "1-2-3-3"]
@@ -189,21 +188,8 @@ def test_time_budget_bounds_the_starts(monkeypatch):
     assert result.starts == 3 and result.seconds == pytest.approx(0.4)
 
 
-class _Recorder(Progress):
-    """Keeps every report the heuristic makes."""
-
-    def __init__(self):
-        super().__init__("off")
-        self.reports: list[dict] = []
-
-    def update(self, **fields):
-        self.reports.append(fields)
-        super().update(**fields)
-
-
-def test_a_stop_from_another_thread_returns_the_best_diagram_so_far():
+def test_a_stop_from_another_thread_returns_the_best_diagram_so_far(recorder):
     X, y, k = _load("uci/wine")
-    recorder = _Recorder()
     budget = Budget(None, recorder)
     timer = threading.Timer(0.5, budget.request_stop, [signal.SIGTERM])
     timer.start()

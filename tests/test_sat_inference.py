@@ -20,7 +20,6 @@ from odtk.cli import main
 from odtk.engines import sat_inference
 from odtk.estimators import OptimalTreeClassifier
 from odtk.exceptions import DataError
-from odtk.progress import Progress
 from odtk.solvers import available_solvers, solver_status
 
 from brute_force import fewest_leaves_of_a_perfect_tree
@@ -281,18 +280,6 @@ def breast_cancer():
     return _breast_cancer()
 
 
-class _Recorder(Progress):
-    """Keeps every report a search makes."""
-
-    def __init__(self):
-        super().__init__("off")
-        self.reports: list[dict] = []
-
-    def update(self, **fields):
-        self.reports.append(fields)
-        super().update(**fields)
-
-
 def _assert_consistent_with_its_bound(found, X, y, minimize):
     assert list(sat_inference.predict(found.tree, X)) == list(y)  # every training row
     assert found.objective == (found.nodes if minimize == "size" else found.depth)
@@ -336,10 +323,9 @@ def test_a_start_of_the_minimum_depth_is_proven_without_its_sat_call():
 
 
 @pytest.mark.parametrize("oracle", SAT_SOLVERS)
-def test_a_stop_from_another_thread_returns_the_best_tree(oracle):
+def test_a_stop_from_another_thread_returns_the_best_tree(oracle, recorder):
     """Stopped in a SAT call: four thresholds a column keep the encoding small, the calls long."""
     X, y = _breast_cancer(max_thresholds=4)
-    recorder = _Recorder()
     budget = Budget(None, recorder)
     timer = threading.Timer(1.0, budget.request_stop, [signal.SIGTERM])
     timer.start()

@@ -60,7 +60,6 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import textwrap
 import threading
 import time
@@ -103,15 +102,6 @@ def out(tmp_path) -> Path:
     folder = tmp_path / "out"
     folder.mkdir()
     (folder / "m.dot").write_bytes(KEPT)
-    return folder
-
-
-@pytest.fixture
-def temp(tmp_path, monkeypatch) -> Path:
-    """The temporary folder of in-process solves, to see what they leave behind."""
-    folder = tmp_path / "temp"
-    folder.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(folder))
     return folder
 
 

@@ -29,7 +29,6 @@ import select
 import signal
 import subprocess
 import sys
-import tempfile
 import textwrap
 import threading
 from pathlib import Path
@@ -97,15 +96,6 @@ def meets_the_model(instance, tolerance: float = 1e-6) -> bool:
     return rows and all(v.lb - tolerance <= v.value <= (np.inf if v.ub is None else v.ub) + tolerance
                         and (not v.is_integer() or abs(v.value - round(v.value)) <= tolerance)
                         for v in instance.component_data_objects(pyo.Var))
-
-
-@pytest.fixture
-def temp(tmp_path, monkeypatch) -> Path:
-    """The temporary folder of in-process solves, to see what they leave behind."""
-    folder = tmp_path / "temp"
-    folder.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(folder))
-    return folder
 
 
 @pytest.fixture

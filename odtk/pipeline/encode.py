@@ -2,8 +2,9 @@
 
 ``thresholds="auto"`` (the default) keeps what a model can work on within its budget: about ten
 quantile thresholds per numeric column plus those scikit-learn's CART of the model's depth
-tests (the SAT models, which must classify every row, keep every midpoint; the CP search caps
-the quantiles by the size of the data, :func:`odtk.engines.cp_search.threshold_cap`). The
+tests (the SAT models, which must classify every row, keep every midpoint; the CP search keeps
+every midpoint when their number fits its cap for the size of the data,
+:func:`odtk.engines.cp_search.threshold_cap`, and caps the quantiles by it otherwise). The
 papers' settings stay available by name (``"midpoints"``, ``"values"``, ``"quantiles"``).
 """
 from __future__ import annotations
@@ -104,7 +105,10 @@ class Problem:
             kinds = list(dataset.kinds.values())
             cap = module.threshold_cap(len(dataset.target), kinds.count("numeric"), depth, seconds,
                                        n_classes=len(self.classes), n_binary=kinds.count("binary"))
-            max_thresholds = min(cap, DEFAULT_QUANTILES)  # as the MILPs' on small data: comparable optima
+            if _most_midpoints(dataset) <= cap:  # every midpoint fits: the exact encoding
+                thresholds = "midpoints"
+            else:
+                max_thresholds = min(cap, DEFAULT_QUANTILES)  # as the MILPs': comparable optima
         self.encoder = FeatureEncoder(mode=module.FEATURES, thresholds=thresholds,
                                       max_thresholds=max_thresholds).fit(dataset)
         if thresholds == "auto" and module.FEATURES == "binary":
@@ -128,6 +132,12 @@ class Problem:
         predicted = graph.predict_index(self.X)
         objective = self.module.objective_of(graph.graph, predicted, self.y, skeleton, **hyper, **self.weights)
         return objective, float(np.mean(predicted == self.y))
+
+
+def _most_midpoints(dataset: Dataset) -> int:
+    """The most midpoints any numeric column of ``dataset`` has (0 without numeric columns)."""
+    numeric = [name for name, kind in dataset.kinds.items() if kind == "numeric"]
+    return max((dataset.features[name].nunique() - 1 for name in numeric), default=0)
 
 
 def _cart_thresholds(dataset: Dataset, quantiles: FeatureEncoder, y: np.ndarray, depth: int | None,

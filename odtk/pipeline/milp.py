@@ -125,7 +125,6 @@ def build(problem: Problem, shape: nx.DiGraph, hyper: dict, budget: Budget):
 def run(problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, options: SolverOptions,
         handoff: str, start: Start, steps: dict, budget: Budget) -> MilpResult:
     """Build, (warm-start,) solve, decode and self-check; ``start`` is the model to beat."""
-    module = problem.module
     began = time.perf_counter()
     instance = build(problem, shape, hyper, budget)
     build_time = time.perf_counter() - began

@@ -22,7 +22,6 @@ REPORTED = ("tree", "perfect", "objective", "lower_bound", "status", "seconds", 
 def run(problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, options: SolverOptions,
         steps: dict, budget: Budget) -> tuple[DecisionGraph, str]:
     """Run the engine, then check that its tree scores what the engine reported."""
-    module = problem.module
     with budget.stage("searching"), budget.waiting():
         found = _found(problem, shape, hyper, solver, options, budget)
     with budget.stage("checking"), budget.waiting():

@@ -20,7 +20,7 @@ from typing import Any
 
 import networkx as nx
 
-from odtk.budget import Budget
+from odtk.budget import Budget, BudgetView
 from odtk.exceptions import ConfigError, SelfCheckError
 from odtk.models import DecisionGraph, heap_tree, nested_tree, sklearn_tree
 from odtk.pipeline.encode import Problem
@@ -140,9 +140,10 @@ def _better_start(problem: Problem, shape: nx.DiGraph, hyper: dict, cart: nx.DiG
     from odtk.engines import cp_search
 
     seconds = budget.share(CP_START_SHARE, at_most=CP_START_SECONDS)
+    quiet = BudgetView(budget, hidden=("incumbent", "bound", "searched"))  # errors, not the MILP's objective
     with budget.waiting():
         found = cp_search.search(problem.X, problem.y, len(problem.classes), shape.graph["depth"],
-                                 time_limit=max(seconds, 1e-3), budget=budget)
+                                 time_limit=max(seconds, 1e-3), budget=quiet)
     searched = heap_tree(nested_tree(found.tree))
     scores = [problem.score(problem.graph(tree), shape, hyper)[0] for tree in (cart, searched)]
     return searched if better(problem.module, scores[1], scores[0]) else cart
