@@ -12,7 +12,8 @@ import networkx as nx
 
 from odtk.budget import Budget
 from odtk.exceptions import ConfigError, DataError, OdtkWarning, SelfCheckError, SolveError
-from odtk.models import DecisionGraph, nested_tree
+from odtk.heap_trees import nested_tree
+from odtk.models import DecisionGraph
 from odtk.pipeline.encode import Problem
 from odtk.solvers import SolverOptions, get_spec
 
@@ -22,7 +23,6 @@ REPORTED = ("tree", "perfect", "objective", "lower_bound", "status", "seconds", 
 def run(problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, options: SolverOptions,
         steps: dict, budget: Budget) -> tuple[DecisionGraph, str]:
     """Run the engine, then check that its tree scores what the engine reported."""
-    module = problem.module
     with budget.stage("searching"), budget.waiting():
         found = _found(problem, shape, hyper, solver, options, budget)
     with budget.stage("checking"), budget.waiting():
