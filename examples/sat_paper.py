@@ -50,7 +50,7 @@ from sklearn.model_selection import KFold
 from _common import print_table, quiet
 from odtk.datasets import Dataset, FeatureEncoder, from_dataframe, load_dataset
 from odtk.datasets.catalog import data_dir
-from odtk.engines import sat_inference
+from odtk.engines import nested_trees, sat_inference
 
 MODELS = {"DT_depth": "depth", "DT_size": "size"}
 
@@ -120,8 +120,8 @@ def fit(model: str, train: Dataset, args: argparse.Namespace) -> dict:
                                  time_limit=args.time_limit)
     majority = int(np.bincount(y).argmax())
 
-    def predict(data: Dataset, tree: sat_inference.Tree) -> np.ndarray:
-        labels = sat_inference.predict(tree, encoder.transform(data))
+    def predict(data: Dataset, tree: nested_trees.Tree) -> np.ndarray:
+        labels = nested_trees.predict(tree, encoder.transform(data))
         return classes[[majority if label is None else label for label in labels]]
 
     return {"status": found.status, "k": found.depth, "n": perfect_nodes(found.perfect, MODELS[model]),
@@ -131,13 +131,13 @@ def fit(model: str, train: Dataset, args: argparse.Namespace) -> dict:
             "predict": lambda data: (predict(data, found.perfect), predict(data, found.tree))}
 
 
-def perfect_nodes(tree: sat_inference.Tree, minimize: str) -> int:
+def perfect_nodes(tree: nested_trees.Tree, minimize: str) -> int:
     """The paper's n: DT_depth's perfect tree whole (2^(k+1) − 1 nodes); DT_size's counting its
     labelled leaves only, 2B − 1 for B labelled leaves (Theorem 2)."""
     if minimize == "depth":
-        return sat_inference.count_nodes(tree)
+        return nested_trees.count_nodes(tree)
 
-    def labelled(node: sat_inference.Tree) -> int:
+    def labelled(node: nested_trees.Tree) -> int:
         return int(node[1] is not None) if node[0] == "leaf" else labelled(node[1]) + labelled(node[2])
     return 2 * labelled(tree) - 1
 

@@ -7,7 +7,7 @@ clause ∨_{v∈P} v ∨ ∨_{v∈N} ¬v becomes the covering row
     Σ_{v∈P} x_v + Σ_{v∈N} (1 − x_v) ≥ 1,        x ∈ {0, 1},
 
 and the objective is constant: every feasible point is a model of the clauses. The encoding's
-own equation numbers (1)–(10) are listed in ``odtk.engines.sat_inference``.
+own equation numbers (1)–(10) are listed in ``odtk.engines.sat_encoding``.
 
 Symbols → Pyomo components: variables V, clauses C, positive / negative literals of clause c
 P[c] / N[c], the assignment x[v].

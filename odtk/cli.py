@@ -248,7 +248,7 @@ def _solve_and_show(budget, model, dataset, csv_path, target, categorical_column
     """Read the data, solve within ``budget``, print the model and save the files asked for."""
     budget.progress.phase("reading")
     from odtk import api
-    from odtk.models import check_writable, write_atomic
+    from odtk.files import check_writable, write_atomic
 
     files = {flag: path for flag, path in (("--output", output), ("--dot", dot), ("--png", png)) if path}
     if len({Path(path).resolve() for path in files.values()}) < len(files):
@@ -359,7 +359,8 @@ def predict(model_file: str, csv_path: str, output: str | None, force: bool) -> 
     import numpy as np
 
     from odtk.datasets import read_table
-    from odtk.models import TrainedModel, check_writable, write_atomic
+    from odtk.files import check_writable, write_atomic
+    from odtk.models import TrainedModel
 
     if output:
         check_writable(output, force)

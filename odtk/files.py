@@ -1,9 +1,11 @@
-"""Reading the files a user names: regular files only, read with a size cap.
+"""Reading and writing the files a user names: regular files only, read with a size cap,
+written whole.
 
 A device (``/dev/zero``), a FIFO or a folder given where odtk expects a file would be read
 forever or block; a file far larger than anything odtk can use would fill the memory. Both
 are refused before reading, as an :class:`OSError` whose ``strerror`` says why (the callers
-turn it into their one-line message).
+turn it into their one-line message). A file odtk writes goes through a temporary file, never
+replacing one that exists unless asked (:func:`write_atomic`).
 """
 from __future__ import annotations
 
@@ -11,8 +13,12 @@ import errno
 import gzip
 import io
 import os
+import secrets
 import stat
 import zlib
+from pathlib import Path
+
+from odtk.exceptions import DataError
 
 MEGABYTE = 2**20
 GZIP_MAGIC = b"\x1f\x8b"
@@ -49,3 +55,43 @@ def read_regular(path: str | os.PathLike, kind: str) -> bytes:
 def _within(size: int, limit: int) -> None:
     if size > limit:
         raise OSError(errno.EFBIG, f"larger than the {limit // MEGABYTE} MB odtk reads for such a file")
+
+
+def check_writable(path: str | os.PathLike, force: bool = False) -> Path:
+    """``path`` as a Path if a file may be written there; else a one-line DataError saying why."""
+    path = Path(path)
+    try:
+        exists = path.exists()
+        regular = path.is_file()
+    except OSError as exc:
+        raise DataError(f"Cannot write {path} ({exc.strerror}); choose another file name.") from None
+    if exists and not regular:
+        raise DataError(f"{path} is not a regular file (a device, pipe or folder); odtk does not replace it, "
+                        "even with --force: choose a file name.")
+    if exists and not force:
+        raise DataError(f"{path} already exists; choose another name or pass --force to overwrite it.")
+    if not path.parent.is_dir():
+        raise DataError(f"There is no folder {path.parent}; create it first or choose another folder.")
+    if not os.access(path.parent, os.W_OK):
+        raise DataError(f"Folder {path.parent} is not writable; choose a folder you can write to.")
+    return path
+
+
+
+def write_atomic(path: str | os.PathLike, content: str | bytes, force: bool = False) -> None:
+    """Write ``content`` (text as UTF-8) to ``path`` via a temporary file in the same folder, so
+    ``path`` never holds half a file; never silently overwrite (see :func:`check_writable`). The
+    file gets the usual permissions (0666 less the umask). A failure leaves no temporary file
+    and is a DataError."""
+    path = check_writable(path, force)
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    try:
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb") as stream:
+            stream.write(data)
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise DataError(f"Cannot write {path} ({exc.strerror or exc}); choose another file name or folder.") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+

@@ -11,7 +11,8 @@ import odtk
 from odtk.datasets import load_dataset
 from odtk.exceptions import LicenceLimitError
 from odtk.formulations import binoct
-from odtk.models import DecisionGraph, sklearn_tree
+from odtk.heap_trees import sklearn_tree
+from odtk.models import DecisionGraph
 from odtk.skeletons import tree_skeleton
 from odtk.solvers import SolverOptions, solve_instance
 

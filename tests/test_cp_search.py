@@ -15,7 +15,7 @@ from odtk.datasets import load_dataset
 from odtk.engines import cp_search
 from odtk.estimators import OptimalTreeClassifier
 from odtk.exceptions import ConfigError
-from odtk.models import nested_tree
+from odtk.heap_trees import nested_tree
 from odtk.solvers import solver_status
 
 from brute_force import min_error

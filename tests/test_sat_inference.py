@@ -17,7 +17,7 @@ from click.testing import CliRunner
 import odtk
 from odtk.budget import Budget, stop_on_signals
 from odtk.cli import main
-from odtk.engines import sat_inference
+from odtk.engines import nested_trees, sat_encoding, sat_inference
 from odtk.estimators import OptimalTreeClassifier
 from odtk.exceptions import DataError
 from odtk.solvers import available_solvers, solver_status
@@ -74,7 +74,7 @@ def test_depth_and_size_equal_brute_force(seed, solver):
     assert found_size.nodes == found_size.objective == nodes and found_size.depth <= depth
     for found in (found_depth, found_size):
         assert found.status == "optimal"
-        assert list(sat_inference.predict(found.tree, X)) == list(y)
+        assert list(nested_trees.predict(found.tree, X)) == list(y)
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -110,10 +110,10 @@ def test_result_reports_rounds_and_examples_and_classifies_every_row():
 def test_simplify_drops_unreached_leaves_and_collapses_one_class_subtrees():
     perfect = (0, (1, ("leaf", 1), ("leaf", 1)), (2, ("leaf", 0), (3, ("leaf", 0), ("leaf", 1))))
     X = np.array([[0, 0, 0, 0], [0, 1, 0, 0], [1, 0, 1, 0], [1, 0, 1, 1]])  # nobody reaches x0=1, x2=0
-    shown = sat_inference.simplify(perfect, X)
+    shown = nested_trees.simplify(perfect, X)
     assert shown == (0, ("leaf", 1), (3, ("leaf", 0), ("leaf", 1)))
-    assert sat_inference.count_nodes(shown) == 5
-    assert list(sat_inference.predict(shown, X)) == list(sat_inference.predict(perfect, X))
+    assert nested_trees.count_nodes(shown) == 5
+    assert list(nested_trees.predict(shown, X)) == list(nested_trees.predict(perfect, X))
 
 
 def test_inconsistent_data_names_a_conflicting_pair(tmp_path):
@@ -193,12 +193,12 @@ def test_speed_options_keep_the_optimum(seed, per_round, keep):
         found = sat_inference.search(X, y, 2, minimize=minimize, examples_per_round=per_round,
                                      keep_examples=keep)
         assert found.objective == expected and found.status == "optimal"
-        assert list(sat_inference.predict(found.tree, X)) == list(y)
+        assert list(nested_trees.predict(found.tree, X)) == list(y)
 
 
 def test_clause_arrays_match_the_paper_recursion():
     """(3)–(6) built level by level equal the clauses of Algorithms 1 and 2 walked recursively."""
-    clauses = sat_inference.PerfectTreeClauses(depth=3, n_features=4, n_classes=3)
+    clauses = sat_encoding.PerfectTreeClauses(depth=3, n_features=4, n_classes=3)
     features, label = np.array([1, 0, 0, 1]), 2
     built = {tuple(sorted(row)) for block in clauses.add_example(0, features, label) for row in block.tolist()}
     bits = [clauses.variables - 2, clauses.variables - 1, clauses.variables]  # X_{e,0..2}
@@ -224,8 +224,8 @@ def test_cpu_time_and_perfect_tree_are_reported():
     X, y = _case(9)
     found = sat_inference.search(X, y, 2, minimize="depth")
     assert found.cpu_seconds >= 0.0
-    assert sat_inference.count_nodes(found.perfect) == 2 ** (found.depth + 1) - 1
-    assert sat_inference.simplify(found.perfect, X) == found.tree
+    assert nested_trees.count_nodes(found.perfect) == 2 ** (found.depth + 1) - 1
+    assert nested_trees.simplify(found.perfect, X) == found.tree
 
 
 def test_cli_value_thresholds_and_speed_options():
@@ -281,7 +281,7 @@ def breast_cancer():
 
 
 def _assert_consistent_with_its_bound(found, X, y, minimize):
-    assert list(sat_inference.predict(found.tree, X)) == list(y)  # every training row
+    assert list(nested_trees.predict(found.tree, X)) == list(y)  # every training row
     assert found.objective == (found.nodes if minimize == "size" else found.depth)
     assert 0 <= found.lower_bound <= found.objective
 
@@ -292,7 +292,7 @@ def test_a_short_limit_answers_the_start_with_its_bound(breast_cancer, minimize)
     found = sat_inference.search(X, y, 2, minimize=minimize, time_limit=1.0)
     assert found.status == "time_limit" and found.source == "start"
     _assert_consistent_with_its_bound(found, X, y, minimize)
-    assert sat_inference.simplify(found.perfect, X) == found.tree
+    assert nested_trees.simplify(found.perfect, X) == found.tree
 
 
 @pytest.mark.parametrize("minimize", ["depth", "size"])
@@ -304,7 +304,7 @@ def test_the_start_keeps_the_optimum_of_the_search_without_it(monkeypatch, minim
     paper = sat_inference.search(X, y, 2, minimize=minimize)
     assert started.status == paper.status == "optimal"
     assert started.objective == started.lower_bound == paper.objective
-    assert sat_inference.tree_depth(start) > paper.depth  # the start was not the answer already
+    assert nested_trees.tree_depth(start) > paper.depth  # the start was not the answer already
     _assert_consistent_with_its_bound(started, X, y, minimize)
 
 
@@ -315,11 +315,11 @@ def test_a_start_of_the_minimum_depth_is_proven_without_its_sat_call():
     X, y = _case(SEED_CART_OPTIMAL)
     depth, _ = _brute_force(X, y)
     start = sat_inference.grown_cart(X.astype(bool), y)
-    assert sat_inference.tree_depth(start) == depth
+    assert nested_trees.tree_depth(start) == depth
     found = sat_inference.search(X, y, 2, minimize="depth")
     assert found.objective == found.lower_bound == depth and found.status == "optimal"
-    assert found.source == "start" and found.tree == sat_inference.simplify(start, X)
-    assert sat_inference.count_nodes(found.perfect) == 2 ** (depth + 1) - 1
+    assert found.source == "start" and found.tree == nested_trees.simplify(start, X)
+    assert nested_trees.count_nodes(found.perfect) == 2 ** (depth + 1) - 1
 
 
 @pytest.mark.parametrize("oracle", SAT_SOLVERS)

@@ -12,7 +12,8 @@ import odtk
 from odtk.datasets import load_dataset
 from odtk.exceptions import ConfigError
 from odtk.formulations import benders, flowoct
-from odtk.models import DecisionGraph, heap_tree, sklearn_tree
+from odtk.heap_trees import heap_tree, sklearn_tree
+from odtk.models import DecisionGraph
 from odtk.skeletons import tree_skeleton
 
 from feasibility import assert_feasible

@@ -9,16 +9,18 @@ from typing import TYPE_CHECKING
 from odtk import _lazy
 
 if TYPE_CHECKING:
-    from odtk.datasets.adapters import Dataset, Table, from_csv, from_dataframe, read_csv, read_table
+    from odtk.datasets.adapters import Dataset, Table, from_dataframe
     from odtk.datasets.catalog import DatasetInfo, list_datasets, load_dataset
+    from odtk.datasets.csv_files import from_csv, read_csv, read_table
     from odtk.datasets.encoders import FeatureEncoder
     from odtk.datasets.splits import train_val_test_split
 
 __all__ = ["Dataset", "DatasetInfo", "FeatureEncoder", "Table", "from_csv", "from_dataframe", "list_datasets",
            "load_dataset", "read_csv", "read_table", "train_val_test_split"]
 __getattr__, __dir__ = _lazy.lazy_exports(__name__, {
-    "odtk.datasets.adapters": ("Dataset", "Table", "from_csv", "from_dataframe", "read_csv", "read_table"),
+    "odtk.datasets.adapters": ("Dataset", "Table", "from_dataframe"),
     "odtk.datasets.catalog": ("DatasetInfo", "list_datasets", "load_dataset"),
+    "odtk.datasets.csv_files": ("from_csv", "read_csv", "read_table"),
     "odtk.datasets.encoders": ("FeatureEncoder",),
     "odtk.datasets.splits": ("train_val_test_split",),
 })

@@ -1,54 +1,36 @@
-"""The :class:`Dataset` container, adapters from DataFrames and CSV files, and :class:`Table`:
-named columns read without pandas, which a trained model predicts on."""
+"""The :class:`Dataset` container, its adapter from DataFrames, and :class:`Table`: named
+columns held without pandas, which a trained model predicts on. CSV files are read in
+:mod:`odtk.datasets.csv_files`."""
 from __future__ import annotations
 
-import codecs
-import contextlib
 import csv
 import io
-import os
-import re
 import sys
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from odtk.exceptions import DataError
-from odtk.files import read_regular
 
 if TYPE_CHECKING:
     import pandas as pd
 
 KINDS = ("binary", "numeric", "categorical")
-BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
-BLANK = " \t\r\n"  # a line of only these (but the separator) is blank: pandas skips it
-DELIMITERS = ",;\t| "  # the separators read_csv detects
-BOOLEANS = {text: value for value in (True, False) for text in (str(value), str(value).upper(), str(value).lower())}
-# the values a CSV reader takes as missing (pandas' defaults)
-MISSING = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
-                     "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"})
-BULK_CHARACTERS = 4 * 2**20  # files from this size are split by pandas' C parser when plain (see read_table)
-PLAIN_NUMBER = frozenset("0123456789+-.eE \t")  # the characters of a number written without words
-NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?|inf(inity)?)\s*", re.IGNORECASE | re.ASCII)
 # a target with a different value in every one of more rows than this is refused: an identifier or
 # a measured quantity chosen by mistake (a toy set may well have one row per class)
 UNIQUE_TARGET_ROWS = 10
-MAX_COLUMNS = 10_000  # each column is a feature of the model; reading takes about 1 ms per column
-MAX_VALUES = 20_000_000  # rows × columns; a value read as text takes some 60 bytes of memory
-SNIFF_CHARS = 2**16  # the separator is detected in the header's first characters
 
 
 @dataclass(frozen=True, eq=False)
 class Table:
     """Rows as named 1-D numpy arrays of equal length, held without pandas.
 
-    :func:`read_table` returns one; a fitted encoder and a trained model read rows from it, from
-    a DataFrame, a mapping of names to values or a 2-D array. ``labels`` names each row in
-    messages (a CSV file's lines, a frame's index; positions when None) and ``label_name`` says
-    what a label is (``line``, ``row``).
+    :func:`~odtk.datasets.csv_files.read_table` returns one; a fitted encoder and a trained model
+    read rows from it, from a DataFrame, a mapping of names to values or a 2-D array. ``labels``
+    names each row in messages (a CSV file's lines, a frame's index; positions when None) and
+    ``label_name`` says what a label is (``line``, ``row``).
     """
 
     columns: dict[str, np.ndarray]
@@ -164,7 +146,7 @@ class Dataset:
 
     ``kinds`` maps each feature column to ``"binary"`` (values in {0, 1}),
     ``"numeric"`` or ``"categorical"``. Build one with :func:`from_dataframe`,
-    :func:`from_csv` or :func:`~odtk.datasets.load_dataset`.
+    :func:`~odtk.datasets.csv_files.from_csv` or :func:`~odtk.datasets.load_dataset`.
     """
 
     name: str
@@ -230,7 +212,8 @@ def _zero_one(column: pd.Series) -> bool:
     return bool(column.isin((0, 1)).all())
 
 
-def _preview(names: Iterable, limit: int = 5) -> str:
+def preview_names(names: Iterable, limit: int = 5) -> str:
+    """The first ``limit`` names, quoted and joined by commas (``...`` after them if there are more)."""
     names = [repr(str(n)) for n in names]
     return ", ".join(names[:limit]) + (", ..." if len(names) > limit else "")
 
@@ -243,14 +226,14 @@ def _target_column(df: pd.DataFrame, target: Hashable) -> Hashable:
             return df.columns[target]
         raise DataError(f"Target position {target} is out of range for {df.shape[1]} columns; "
                         f"use 0..{df.shape[1] - 1} or a negative position.")
-    raise DataError(f"Target column {target!r} not found; available columns: {_preview(df.columns)}. "
+    raise DataError(f"Target column {target!r} not found; available columns: {preview_names(df.columns)}. "
                     "Pass one of them as target.")
 
 
 def _check_frame(df: pd.DataFrame, name: str) -> None:
     if df.columns.duplicated().any():
         dups = df.columns[df.columns.duplicated()].unique()
-        raise DataError(f"Data '{name}' has duplicate column names {_preview(dups)}; rename them to be unique.")
+        raise DataError(f"Data '{name}' has duplicate column names {preview_names(dups)}; rename them to be unique.")
     if df.shape[1] == 0:
         raise DataError(f"Data '{name}' has no columns; it needs feature columns and a target column.")
     if len(df) == 0:
@@ -272,8 +255,9 @@ def _check_frame(df: pd.DataFrame, name: str) -> None:
 
 def first_row(mask: Any, table: Table | None = None) -> str:
     """``"N rows (first: line L)"`` for the rows where ``mask`` holds: a boolean Series, its rows
-    named by its index (the file line for :func:`read_csv` frames, else the row label), or a
-    boolean array, its rows named by ``table``'s labels (by position without them)."""
+    named by its index (the file line for :func:`~odtk.datasets.csv_files.read_csv` frames, else
+    the row label), or a boolean array, its rows named by ``table``'s labels (by position without
+    them)."""
     if hasattr(mask, "index"):
         table, mask = Table({}, len(mask), mask.index, mask.index.name or "row"), mask.to_numpy()
     mask = np.asarray(mask, dtype=bool)
@@ -300,8 +284,8 @@ def from_dataframe(df: pd.DataFrame, target: Hashable, *, categorical: Iterable[
     categorical = [] if categorical is None else list(categorical)
     unknown = [c for c in categorical if c not in df.columns or c == target_name]
     if unknown:
-        raise DataError(f"Categorical column(s) {_preview(unknown)} are not feature columns of '{name}'; "
-                        f"available: {_preview(df.columns.drop(target_name))}.")
+        raise DataError(f"Categorical column(s) {preview_names(unknown)} are not feature columns of '{name}'; "
+                        f"available: {preview_names(df.columns.drop(target_name))}.")
     features = df.drop(columns=[target_name]).reset_index(drop=True)
     if features.shape[1] == 0:
         raise DataError(f"Data '{name}' has no feature columns besides the target {str(target_name)!r}; "
@@ -322,223 +306,3 @@ def from_dataframe(df: pd.DataFrame, target: Hashable, *, categorical: Iterable[
     if features.columns.duplicated().any():
         raise DataError(f"Column names of '{name}' collide once converted to strings; rename them to be unique.")
     return Dataset(name, features, labels, {str(c): k for c, k in kinds.items()})
-
-
-def _decode(raw: bytes, path: Path) -> str:
-    """The text of a CSV file: UTF-8, or UTF-8 / UTF-16 with a byte-order mark."""
-    encoding = next((name for bom, name in BOMS if raw.startswith(bom)), "utf-8")
-    try:
-        text = raw.decode(encoding)
-    except UnicodeDecodeError as exc:
-        line = raw[:exc.start].decode(encoding, errors="replace").count("\n") + 1
-        raise DataError(f"CSV file '{path}' is not {encoding.removesuffix('-sig').upper()} text: byte "
-                        f"0x{raw[exc.start]:02x} on line {line} cannot be decoded; save the file as UTF-8 "
-                        "(e.g. 'CSV UTF-8' in a spreadsheet) and try again.") from None
-    text = text.lstrip("\ufeff")  # byte-order marks written more than once, which pandas would skip
-    if "\x00" in text:
-        raise DataError(f"CSV file '{path}' contains NUL characters (UTF-16 without a byte-order mark, or "
-                        "not a text file); save it as UTF-8 and try again.")
-    return text
-
-
-def _header(text: str) -> str:
-    """The first non-blank line of ``text``."""
-    return next(line for line in io.StringIO(text, newline="") if line.strip(BLANK))
-
-
-def _separator(text: str) -> str:
-    """The delimiter :class:`csv.Sniffer` finds in the first non-blank line; a comma if none."""
-    try:
-        return csv.Sniffer().sniff(_header(text)[:SNIFF_CHARS], delimiters=DELIMITERS).delimiter
-    except csv.Error:
-        return ","
-
-
-def _check_size(text: str, sep: str, path: Path) -> None:
-    """Refuses, before any line is split into values, a file of more than MAX_VALUES values
-    (lines × header columns; a header too wide is refused line by line by :func:`_narrow`)."""
-    lines, columns = text.count("\n") + 1, _header(text).count(sep) + 1
-    if columns <= MAX_COLUMNS and lines * columns > MAX_VALUES:
-        raise DataError(f"CSV file '{path}' has about {lines:,} lines of {columns:,} columns, more than the "
-                        f"{MAX_VALUES:,} values odtk reads; take a sample of the rows or keep fewer columns.")
-
-
-def _check_width(line: str, number: int, sep: str, path: Path) -> None:
-    """Refuses line ``number`` if it holds more than MAX_COLUMNS values (by its separators)."""
-    if line.count(sep) >= MAX_COLUMNS:
-        raise DataError(f"CSV file '{path}' has {line.count(sep) + 1:,} columns on line {number}, more than the "
-                        f"{MAX_COLUMNS:,} odtk reads; keep the columns that matter, as each is a feature of "
-                        "the model.")
-
-
-def _narrow(lines: list[str], sep: str, path: Path) -> Iterator[str]:
-    """The ``lines``, each checked by :func:`_check_width` before the csv module splits it."""
-    for number, line in enumerate(lines, 1):
-        _check_width(line, number, sep, path)
-        yield line
-
-
-def _rows(text: str, sep: str, path: Path) -> tuple[list[str], list[list[str]], list[int]]:
-    """The header, the data rows (lists of fields; blank lines dropped) of the CSV ``text`` and
-    the line of ``text`` on which each data row starts.
-
-    Refuses unnamed and duplicate column names and rows whose number of fields differs from
-    the header's.
-    """
-    lines = io.StringIO(text, newline="").readlines()
-    reader = csv.reader(_narrow(lines, sep, path), delimiter=sep, strict=True)
-    limit = csv.field_size_limit(max(csv.field_size_limit(), len(text)))  # a field may be the whole file
-    header, rows, starts, end, blank = None, [], [], 0, BLANK.replace(sep, "")
-    try:
-        for fields in reader:
-            start, end = end + 1, reader.line_num
-            if start == end and not lines[start - 1].strip(blank):
-                continue
-            if header is None:
-                header = _named(fields, path)
-            elif len(fields) != len(header):
-                raise DataError(f"Cannot parse CSV file '{path}': line {start} has {len(fields)} fields but "
-                                f"the header has {len(header)}; give every row one value per column and "
-                                f"quote values that contain {sep!r}.")
-            else:
-                rows.append(fields)
-                starts.append(start)
-    except csv.Error as exc:
-        raise DataError(f"Cannot parse CSV file '{path}' at line {reader.line_num} ({exc}); check the "
-                        "quoting: a value with a separator, quote or line break must be in double quotes, "
-                        "with its quotes doubled.") from None
-    finally:
-        csv.field_size_limit(limit)
-    if header is None:
-        raise DataError(f"CSV file '{path}' has no header row; it needs a header row and data rows.")
-    return header, rows, starts
-
-
-def _named(header: list[str], path: Path) -> list[str]:
-    """The header, if every column has a name of its own; else a DataError."""
-    unnamed = [k for k, name in enumerate(header, 1) if not name.strip(BLANK)]
-    if unnamed:
-        raise DataError(f"CSV file '{path}' has no name for column {unnamed[0]} of its header (a "
-                        "saved row index?); name every column, or save the data without the "
-                        "index (to_csv(index=False)).")
-    duplicates = sorted({name for name in header if header.count(name) > 1})
-    if duplicates:
-        raise DataError(f"CSV file '{path}' has duplicate column names {_preview(duplicates)}; "
-                        "rename them to be unique.")
-    return header
-
-
-def read_table(path: str | os.PathLike, sep: str | None = None) -> Table:
-    """Read a CSV file with a header row into a :class:`Table` (no pandas); ``sep=None`` detects
-    the separator (comma if unsure).
-
-    Values are kept as written: a column is numeric (int64, or float64) only if every value
-    is a number in decimal or scientific notation (or ``inf``) and no two different texts are
-    the same number (class labels ``01`` and ``1`` stay two classes), boolean if every value is
-    True or False (any case), else text. Empty fields and pandas' missing-value words (``NA``,
-    ``nan``, ``NULL``, …) are missing: NaN, or None in a text column.
-
-    The file is UTF-8, or UTF-8 / UTF-16 with a byte-order mark, and may be gzip-compressed.
-    The table's labels are the line of the file on which each row starts (``label_name``
-    ``line``), so errors can point at it. Every reading problem, ragged rows and duplicate
-    column names become a one-line :class:`DataError`.
-    """
-    path = Path(path)
-    try:
-        text = _decode(read_regular(path, "csv"), path)
-    except FileNotFoundError:
-        raise DataError(f"CSV file '{path}' not found; check the path.") from None
-    except OSError as exc:
-        raise DataError(f"Cannot read CSV file '{path}' ({exc.strerror}); check the path.") from None
-    if not text.strip():
-        raise DataError(f"CSV file '{path}' is empty; it needs a header row and data rows.")
-    sep = sep or _separator(text)
-    if len(sep) != 1:
-        raise DataError(f"The separator must be one character, got {sep!r}; pass e.g. ',' or ';'.")
-    _check_size(text, sep, path)
-    bulk = _bulk_table(text, sep, path)
-    if bulk is not None:
-        return bulk
-    header, rows, lines = _rows(text, sep, path)
-    fields = list(zip(*rows)) if rows else [()] * len(header)
-    return Table({name: _typed(column) for name, column in zip(header, fields)}, len(rows),
-                 np.asarray(lines, dtype=np.int64), "line")
-
-
-def _bulk_table(text: str, sep: str, path: Path) -> Table | None:
-    """A large plain CSV (no quotes, no blank or ragged lines) read by pandas' C parser: columns
-    of decimals are numbers at once, whole-number columns are checked as :func:`read_table`
-    checks them (``01`` and ``1`` stay two labels), others are typed from their text. None for a
-    small file or one that is not plain, which the careful reader then reads or refuses."""
-    if (len(text) < BULK_CHARACTERS or '"' in text or "\r" in text or "\n\n" in text or text[0] == "\n"
-            or _header(text).count(sep) >= MAX_COLUMNS):  # too wide: the careful reader refuses it line by line
-        return None
-    import pandas as pd
-
-    header = _named(next(csv.reader([_header(text)], delimiter=sep)), path)
-    try:
-        frame = pd.read_csv(io.StringIO(text), sep=sep, na_filter=False, engine="c")
-    except (ValueError, pd.errors.ParserError):
-        return None
-    if list(frame.columns) != header or frame.isna().to_numpy().any():
-        return None
-    checked = [name for name in header if frame[name].dtype.kind not in "fb"]
-    texts = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, na_filter=False, usecols=checked) if checked else {}
-    columns = {name: _typed(tuple(texts[name])) if name in checked else frame[name].to_numpy() for name in header}
-    return Table(columns, len(frame), np.arange(2, len(frame) + 2, dtype=np.int64), "line")
-
-
-def read_csv(path: str | os.PathLike, sep: str | None = None) -> pd.DataFrame:
-    """Read a CSV file as :func:`read_table` does, into a DataFrame whose index holds the line
-    of the file on which each row starts (named ``line``)."""
-    return read_table(path, sep).to_frame()
-
-
-def _typed(texts: tuple[str, ...]) -> np.ndarray:
-    """A column read as text (see :func:`read_table`): numbers, booleans, else the text, with
-    NaN where a value is missing."""
-    if texts and (numbers := _numbers(texts)) is not None and len(np.unique(numbers)) == len(set(texts)):
-        return numbers  # the usual column: every value a number, none missing
-    missing = np.fromiter((text in MISSING for text in texts), bool, len(texts))
-    present = [text for text, gone in zip(texts, missing.tolist()) if not gone]
-    if present and all(text in BOOLEANS for text in present):
-        flags = [BOOLEANS[text] for text in present]
-        return _spread(flags, missing) if missing.any() else np.array(flags, dtype=bool)
-    if not texts:
-        return np.array([], dtype=str)
-    numbers = _numbers(present)
-    if numbers is None or len(np.unique(numbers)) != len(set(present)):
-        return _spread(present, missing)
-    return _spread(numbers, missing, np.float64) if missing.any() else numbers
-
-
-def _spread(values: Any, missing: np.ndarray, dtype: Any = object) -> np.ndarray:
-    """``values`` where ``missing`` does not hold, NaN where it does."""
-    out = np.full(len(missing), np.nan, dtype=dtype)
-    out[~missing] = values
-    return out
-
-
-def _numbers(texts: Sequence[str]) -> np.ndarray | None:
-    """``texts`` as int64 (all whole numbers that fit), else float64; None if one is not a number."""
-    characters = set("".join(texts))
-    if not characters <= PLAIN_NUMBER and not all(NUMBER.fullmatch(text) for text in texts):
-        return None
-    try:
-        whole = characters <= PLAIN_NUMBER - set(".eE")
-        for dtype in (np.int64, np.uint64) if whole and "-" not in characters else (np.int64,) if whole else ():
-            with contextlib.suppress(OverflowError, ValueError):
-                return np.array(texts, dtype=dtype)
-        return np.array(texts, dtype=np.float64)
-    except ValueError:  # misplaced signs or points: "1-2", "."
-        return None
-
-
-def from_csv(path: str | os.PathLike, target: Hashable, *, sep: str | None = None,
-             categorical: Iterable[Hashable] | None = None, name: str | None = None) -> Dataset:
-    """Read a CSV file (see :func:`read_csv`) and validate it as a :class:`Dataset`.
-
-    ``name`` defaults to the file stem.
-    """
-    df = read_csv(path, sep)
-    return from_dataframe(df, target, categorical=categorical, name=name or Path(path).stem)

@@ -3,41 +3,18 @@
 Citation: F. Avellaneda, "Efficient Inference of Optimal Decision Trees", AAAI 2020
 (algorithms ``DT_depth`` and ``DT_size``).
 
-A *perfect* tree of depth k (every leaf at depth k; internal nodes 1 … 2^k − 1 in heap order,
-the ``x_f = 1`` child of q is 2q + 1) must classify every training example correctly. Variables:
-
-    X_{e,l}   bit l of the index of the leaf example e reaches (true: right, x_f = 1)
-    F_{q,f}   internal node q tests feature f
-    C_{q,c}   leaf q predicts class c (a leaf no example reaches may have no class)
-    U_q       leaf q is used;  H_{q,j}   at least j of the leaves before q are used
-
-Clauses:
-
-    (1)  ∨_f F_{q,f}                                   every internal node tests a feature
-    (2)  ¬F_{q,f} ∨ ¬F_{q,g}             f < g          … and only one
-    (3)  path(e, q) ∨ ¬F_{q,f} ∨ X_{e,l}   e_f = 1      e goes right at q (level l) on a 1
-    (4)  path(e, q) ∨ ¬F_{q,f} ∨ ¬X_{e,l}  e_f = 0      … and left on a 0
-    (5)  path(e, q) ∨ C_{q,class(e)}                   the leaf e reaches predicts its class
-    (6)  path(e, q) ∨ ¬C_{q,c}             c ≠ class(e) … and no other
-    (7)  ¬C_{q,c} ∨ U_q                                a labelled leaf is used
-    (8)  ¬H_{q,j} ∨ H_{q+1,j};  (9) ¬U_q ∨ ¬H_{q,j} ∨ H_{q+1,j+1}   the counter over the leaves
-    (10) H_{0,0} and the assumption ¬H_{2^k, B+1}: at most B used leaves (Theorem 2: a
-         consistent tree with B leaves, 2B − 1 nodes, exists iff a perfect one with ≤ B used
-         leaves does)
-
-where ``path(e, q)`` is the disjunction of literals false exactly when e's first bits lead to q.
-Clauses (3)–(4) are those Algorithm 1 generates per example, (5)–(6) those of Algorithm 2; each
-family is built as one integer array (a row per clause) over blocks of consecutive variable
-numbers, level by level, rather than by recursion. Algorithm 3 adds examples lazily: solve,
-find a training example the tree misclassifies, add its clauses only, repeat, keeping the
-solver and what it learnt. The paper leaves open which misclassified example to add; odtk adds
-the first in row order, the authors' code the first in class order (on the paper's car both
-need about 620 examples and the same time). ``DT_depth`` tries k = 1, 2, … until
-satisfiable, each depth with a fresh solver and no example (as the authors' code does);
-``DT_size`` then searches the number of used leaves by dichotomy, on the solver of depth k,
-between 1 and the leaves of the best tree found so far once simplified (the paper: 2^k; by
-Theorem 2 a tree with B leaves has a perfect one with ≤ B used leaves, so the optimum is the
-same).
+A *perfect* tree of depth k (every leaf at depth k, in heap order) must classify every
+training example correctly; its encoding as clauses (1)–(10) over the variables X, F, C, U and
+H is in :mod:`odtk.engines.sat_encoding`, and trees are nested tuples
+(:mod:`odtk.engines.nested_trees`). Algorithm 3 adds examples lazily: solve, find a training
+example the tree misclassifies, add its clauses only, repeat, keeping the solver and what it
+learnt. The paper leaves open which misclassified example to add; odtk adds the first in row
+order, the authors' code the first in class order (on the paper's car both need about 620
+examples and the same time). ``DT_depth`` tries k = 1, 2, … until satisfiable, each depth with
+a fresh solver and no example (as the authors' code does); ``DT_size`` then searches the number
+of used leaves by dichotomy, on the solver of depth k, between 1 and the leaves of the best tree
+found so far once simplified (the paper: 2^k; by Theorem 2 a tree with B leaves has a perfect
+one with ≤ B used leaves, so the optimum is the same).
 
 Two opt-in speed options depart from the paper (both off by default): ``examples_per_round=N``
 adds up to N misclassified examples per SAT call instead of one, and ``keep_examples="on"``
@@ -74,6 +51,9 @@ import networkx as nx
 import numpy as np
 
 from odtk.budget import Budget, Stopped
+from odtk.engines.nested_trees import (Tree, count_leaves, count_nodes, perfect_copy, predict, simplify,
+                                       tree_depth)
+from odtk.engines.sat_encoding import CHUNK, Clause, PerfectTreeClauses, leaves_reached, perfect_tree
 
 KEY = "sat"
 VARIANTS = {"sat-depth": {"minimize": "depth"}, "sat-size": {"minimize": "size"}}
@@ -89,11 +69,7 @@ SIDE_CONSTRAINTS: tuple[str, ...] = ()
 SOLVER = None  # answered by a registered SAT or MILP solver (an oracle), not an own engine
 DEFAULT_SOLVER = "minisat22"
 MAX_DEPTH = 12  # the depths tried when there is no start and no cap
-CHUNK = 100_000  # clauses handed to the backend at once: a stop is seen between two chunks
 REPORT_SECONDS = 0.5  # progress goes to the budget at most this often (and on every new bound)
-
-Clause = list[int]
-Tree = tuple  # ("leaf", class | None) or (feature, tree for x_f = 0, tree for x_f = 1)
 
 
 class Oracle(Protocol):
@@ -149,130 +125,6 @@ def inconsistent_pair(X: np.ndarray, y: np.ndarray) -> tuple[int, int] | None:
     rows = rows.ravel()
     clash = np.flatnonzero(np.asarray(y) != np.asarray(y)[first[rows]])
     return None if len(clash) == 0 else (int(first[rows[clash[0]]]), int(clash[0]))
-
-
-class PerfectTreeClauses:
-    """The clause set of a perfect tree of depth k, grown one example at a time.
-
-    Variables are numbered in blocks so that every clause family is built as one integer array
-    (one row per clause): F_{q,f} is ``F[q - 1, f]``, C_{q,c} is ``C[q, c]``. Methods return
-    the new clauses as such arrays and count them.
-    """
-
-    def __init__(self, depth: int, n_features: int, n_classes: int):
-        self.depth, self.n_features, self.n_classes = depth, n_features, n_classes
-        self.n_leaves = 2**depth
-        self.variables = 0
-        self.F = self._new((self.n_leaves - 1, n_features))
-        self.C = self._new((self.n_leaves, n_classes))
-        self.n_clauses = 0
-        self.examples: list[int] = []
-        self.counter: np.ndarray | None = None
-        self.signs = [_path_signs(level) for level in range(depth + 1)]
-
-    def _new(self, shape: tuple[int, ...]) -> np.ndarray:
-        """A block of fresh variables of the given shape."""
-        size = int(np.prod(shape))
-        block = np.arange(self.variables + 1, self.variables + size + 1).reshape(shape)
-        self.variables += size
-        return block
-
-    def _emit(self, blocks: list[np.ndarray]) -> list[np.ndarray]:
-        self.n_clauses += sum(len(block) for block in blocks)
-        return blocks
-
-    def one_feature_per_node(self) -> Iterator[np.ndarray]:
-        """Clauses (1)–(2), one node at a time, the pairs (2) (m² / 2 a node) in blocks of about
-        ``CHUNK`` in the order f < g, f first."""
-        yield from self._emit([self.F])                                                      # (1)
-        for features in self.F:
-            for first, second in _pairs(self.n_features, CHUNK):
-                yield from self._emit([-np.stack([features[first], features[second]], axis=1)])  # (2)
-
-    def add_example(self, index: int, features: np.ndarray, label: int) -> list[np.ndarray]:
-        """Clauses (3)–(6) of one example (Algorithms 1 and 2, level by level)."""
-        bits = self._new((self.depth,))  # X_{e,l}
-        ones = np.where(np.asarray(features, dtype=bool), 1, -1)
-        blocks = []
-        for level in range(self.depth):
-            nodes = self.F[2**level - 1: 2**(level + 1) - 1]  # F_{q,·} of the nodes at this level
-            path = np.repeat(self.signs[level] * bits[:level], self.n_features, axis=0)
-            blocks.append(np.column_stack([path, -nodes.ravel(),                           # (3)/(4)
-                                           np.tile(ones * bits[level], len(nodes))]))
-        path = np.repeat(self.signs[self.depth] * bits, self.n_classes, axis=0)
-        sign = np.where(np.arange(self.n_classes) == label, 1, -1)
-        blocks.append(np.column_stack([path, (self.C * sign).ravel()]))                    # (5)/(6)
-        self.examples.append(index)
-        return self._emit(blocks)
-
-    def leaf_counter(self) -> list[np.ndarray]:
-        """Clauses (7)–(10): U_q and the sequential counter H_{q,j} (j ≤ q + 1) over the leaves."""
-        leaves = self.n_leaves
-        used = self._new((leaves,))
-        rows, columns = np.nonzero(np.tri(leaves + 1, leaves + 2, 1, dtype=bool))
-        self.counter = np.zeros((leaves + 1, leaves + 2), dtype=np.int64)
-        self.counter[rows, columns] = self._new((len(rows),))
-        H = self.counter
-        q, j = np.nonzero(np.tri(leaves, leaves + 1, dtype=bool))  # j ≤ q < 2^k
-        return self._emit([
-            np.column_stack([-self.C.ravel(), np.repeat(used, self.n_classes)]),            # (7)
-            np.column_stack([-H[q, j], H[q + 1, j]]),                                        # (8)
-            np.column_stack([-used[q], -H[q, j], H[q + 1, j + 1]]),                          # (9)
-            np.array([[H[0, 0]]]),                                                           # (10)
-        ])
-
-    def at_most_leaves(self, bound: int) -> list[int]:
-        """The assumption ¬H_{2^k, B+1} of (10): at most ``bound`` used leaves."""
-        return [-int(self.counter[self.n_leaves, bound + 1])] if bound < self.n_leaves else []
-
-    def decode(self, true: set[int]) -> tuple[np.ndarray, np.ndarray]:
-        """The perfect tree of a satisfying assignment: the feature of every internal node (heap
-        order, node q at q − 1) and the class of every leaf (−1: unlabelled)."""
-        value = np.zeros(self.variables + 1, dtype=bool)
-        value[[v for v in true if v <= self.variables]] = True
-        labelled = value[self.C]
-        return value[self.F].argmax(axis=1), np.where(labelled.any(axis=1), labelled.argmax(axis=1), -1)
-
-
-def _pairs(n: int, size: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """The pairs f < g of 0 … n − 1 in row order (those of ``np.triu_indices(n, 1)``), as blocks
-    of whole rows f with at most ``size`` pairs each (or one row)."""
-    counts = np.arange(n - 1, 0, -1)  # the pairs of row f, for f = 0 … n − 2
-    ends = np.cumsum(counts)
-    starts = ends - counts
-    row = 0
-    while row < n - 1:
-        last = max(int(np.searchsorted(ends, starts[row] + size, side="right")), row + 1)
-        rows = np.arange(row, last)
-        first = np.repeat(rows, counts[rows])
-        yield first, first + 1 + np.arange(len(first)) - np.repeat(starts[rows] - starts[row], counts[rows])
-        row = last
-
-
-def _path_signs(level: int) -> np.ndarray:
-    """Row i: the signs of X_{e,0} … X_{e,level−1} in path(e, q) for the i-th node q of the level
-    (+ where q's ancestor went left, so the literal is false exactly on the path to q)."""
-    index = np.arange(2**level)[:, None]
-    shifts = np.arange(level - 1, -1, -1)[None, :]
-    return np.where((index >> shifts) & 1, -1, 1)
-
-
-def perfect_tree(features: np.ndarray, labels: np.ndarray) -> Tree:
-    """The nested tuple of a decoded perfect tree (unlabelled leaves carry None)."""
-    def node(q: int) -> Tree:
-        if q > len(features):
-            label = labels[q - len(features) - 1]
-            return ("leaf", None if label < 0 else int(label))
-        return (int(features[q - 1]), node(2 * q), node(2 * q + 1))
-    return node(1)
-
-
-def leaves_reached(features: np.ndarray, X: np.ndarray) -> np.ndarray:
-    """The leaf (0 … 2^k − 1) every row of ``X`` reaches in a decoded perfect tree."""
-    q, rows = np.ones(len(X), dtype=np.int64), np.arange(len(X))
-    for _ in range(len(features).bit_length()):  # the depth k: 2^k − 1 internal nodes
-        q = 2 * q + X[rows, features[q - 1]]
-    return q - len(features) - 1
 
 
 def search(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int | None = None,
@@ -343,16 +195,6 @@ def grown_cart(X: np.ndarray, y: np.ndarray) -> Tree | None:
         return (int(nodes.feature[i]), node(nodes.children_left[i]), node(nodes.children_right[i]))
     tree = node(0)
     return tree if np.array_equal(predict(tree, X).astype(np.int64), y.astype(np.int64)) else None
-
-
-def perfect_copy(tree: Tree, depth: int) -> Tree:
-    """``tree`` as a perfect tree of ``depth``: a leaf above the last level becomes a test of
-    feature 0 whose two children carry its class (``simplify`` gives ``tree`` back)."""
-    if depth == 0:
-        return tree
-    if tree[0] == "leaf":
-        tree = (0, tree, tree)
-    return (tree[0], perfect_copy(tree[1], depth - 1), perfect_copy(tree[2], depth - 1))
 
 
 @dataclass(frozen=True)
@@ -529,50 +371,6 @@ class _Run:
                              self.rounds, len(clauses.examples) if clauses else 0,
                              clauses.variables if clauses else 0, clauses.n_clauses if clauses else 0,
                              seconds, cpu_seconds, perfect, self.source)
-
-
-# ---------------------------------------------------------------------- reading trees
-def predict(tree: Tree, X: np.ndarray) -> np.ndarray:
-    """Class of every row (None for an unlabelled leaf)."""
-    return np.array([_leaf_of(tree, row)[1] for row in np.asarray(X, dtype=bool)], dtype=object)
-
-
-def _leaf_of(tree: Tree, row: np.ndarray) -> Tree:
-    while tree[0] != "leaf":
-        tree = tree[2] if row[tree[0]] else tree[1]
-    return tree
-
-
-def simplify(tree: Tree, X: np.ndarray) -> Tree:
-    """The tree as shown: leaves no row of ``X`` reaches lose their label, then unlabelled
-    leaves drop out and sub-trees whose leaves all carry one class collapse into one leaf."""
-    X = np.asarray(X, dtype=bool)
-    return _collapse(tree, X, np.ones(len(X), dtype=bool))
-
-
-def _collapse(tree: Tree, X: np.ndarray, rows: np.ndarray) -> Tree:
-    if tree[0] == "leaf":
-        return tree if rows.any() else ("leaf", None)
-    goes_right = X[:, tree[0]]
-    left = _collapse(tree[1], X, rows & ~goes_right)
-    right = _collapse(tree[2], X, rows & goes_right)
-    if left == ("leaf", None) or left == right and left[0] == "leaf":
-        return right
-    if right == ("leaf", None):
-        return left
-    return (tree[0], left, right)
-
-
-def count_leaves(tree: Tree) -> int:
-    return 1 if tree[0] == "leaf" else count_leaves(tree[1]) + count_leaves(tree[2])
-
-
-def count_nodes(tree: Tree) -> int:
-    return 2 * count_leaves(tree) - 1
-
-
-def tree_depth(tree: Tree) -> int:
-    return 0 if tree[0] == "leaf" else 1 + max(tree_depth(tree[1]), tree_depth(tree[2]))
 
 
 def objective_of(tree: nx.DiGraph, predicted: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph,

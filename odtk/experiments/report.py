@@ -34,7 +34,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormat
 from odtk.exceptions import DataError, SkeletonError
 from odtk.experiments.runner import select
 from odtk.experiments.store import COLUMNS, ResultStore
-from odtk.models import write_atomic
+from odtk.files import write_atomic
 from odtk.skeletons import SHAPES, parse_widths, topology_skeleton
 
 SETTING = ["options", "depth", "skeleton"]

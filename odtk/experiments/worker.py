@@ -26,7 +26,7 @@ import pandas as pd
 import odtk
 from odtk.datasets import Dataset, load_dataset, train_val_test_split
 from odtk.exceptions import OdtkError
-from odtk.models import write_atomic
+from odtk.files import write_atomic
 
 
 def now() -> str:

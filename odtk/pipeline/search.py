@@ -12,7 +12,8 @@ import networkx as nx
 
 from odtk.budget import Budget
 from odtk.exceptions import ConfigError, DataError, OdtkWarning, SelfCheckError, SolveError
-from odtk.models import DecisionGraph, nested_tree
+from odtk.heap_trees import nested_tree
+from odtk.models import DecisionGraph
 from odtk.pipeline.encode import Problem
 from odtk.solvers import SolverOptions, get_spec
 

@@ -22,7 +22,8 @@ import networkx as nx
 
 from odtk.budget import Budget, BudgetView
 from odtk.exceptions import ConfigError, SelfCheckError
-from odtk.models import DecisionGraph, heap_tree, nested_tree, sklearn_tree
+from odtk.heap_trees import heap_tree, nested_tree, sklearn_tree
+from odtk.models import DecisionGraph
 from odtk.pipeline.encode import Problem
 from odtk.pipeline.check import better
 from odtk.pipeline.methods import starts_from_tree
