@@ -44,8 +44,9 @@ $(VENV)/.odtk-test: $(VENV)/.odtk-core
 run: $(VENV)/.odtk-core
 	$(BIN)/odtk solve --model flowoct --dataset flowoct/monk1 --depth 2 --solver highs
 
+# A worker per core; a test file stays on one worker (its module fixtures are made once).
 test: $(VENV)/.odtk-test
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 # The newest release of every dependency, upper bounds dropped (lower bounds kept), then the
 # tests that run every solver and the agreement harness. Not part of CI.
