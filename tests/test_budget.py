@@ -128,3 +128,29 @@ def test_cli_time_limit_none_means_no_limit():
     run = _odtk("solve", "--model", "cp", "--dataset", "flowoct/monk1", "--depth", "2", "--time-limit", "none")
     assert run.returncode == 0, run.stderr
     assert "status      optimal" in run.stdout
+
+
+def test_an_alarm_inside_pyomos_gc_pause_leaves_no_broken_state():
+    """The build's alarm can fire between two steps of Pyomo's ``PauseGC`` (its count raised, the
+    pause not yet recorded): the build still ends as timed out, collection is back on, and the
+    next Pyomo pause enters and exits in order."""
+    import gc
+    import time
+    import types
+
+    import networkx as nx
+    from pyomo.common.gc_manager import PauseGC, PauseGCCompanion
+
+    from odtk.pipeline import milp
+
+    class Interrupted:
+        def create_instance(self, data):
+            PauseGCCompanion._stack_depth += 1  # PauseGC.__enter__'s first step
+            time.sleep(5)  # its second step, the alarm firing before it
+
+    module = types.SimpleNamespace(KEY="fake", make_data=lambda *args, **kwargs: {}, build_model=Interrupted)
+    problem = types.SimpleNamespace(module=module, X=np.zeros((2, 1)), y=np.zeros(2), classes=[0, 1], extra={})
+    depth = PauseGCCompanion._stack_depth
+    with PauseGC():  # a caller's own pause around the solve
+        assert milp.build(problem, nx.DiGraph([(0, 1)]), {}, Budget(0.2)) is None
+    assert gc.isenabled() and PauseGCCompanion._stack_depth == depth

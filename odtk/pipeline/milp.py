@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gc
 import logging
 import signal
 import threading
@@ -21,7 +22,7 @@ from typing import Callable
 
 import networkx as nx
 import pyomo.environ as pyo
-from pyomo.common.gc_manager import PauseGC
+from pyomo.common.gc_manager import PauseGCCompanion
 
 from odtk.budget import Budget
 from odtk.exceptions import ConfigError, OdtkWarning, SelfCheckError, SolveError
@@ -48,6 +49,20 @@ class MilpResult:
 class _BuildTimeout(BaseException):
     """Raised by the alarm when building a MILP outlasts the time limit (a BaseException, as
     KeyboardInterrupt is, so that Pyomo's ``except Exception`` does not turn it into another error)."""
+
+
+@contextlib.contextmanager
+def _collection_paused():
+    """No garbage collection while Pyomo builds (as Pyomo's ``PauseGC``), robust to the alarm:
+    Pyomo's own ``PauseGC`` count, which an alarm between its steps leaves raised, is restored."""
+    enabled, depth = gc.isenabled(), PauseGCCompanion._stack_depth
+    gc.disable()
+    try:
+        yield
+    finally:
+        PauseGCCompanion._stack_depth = depth
+        if enabled:
+            gc.enable()
 
 
 @contextlib.contextmanager
@@ -115,7 +130,7 @@ def build(problem: Problem, shape: nx.DiGraph, hyper: dict, budget: Budget):
             raise ConfigError(str(exc)) from None
         left = budget.remaining()
         try:
-            with PauseGC(), _build_deadline(None if left is None else max(left, 1e-3)):
+            with _collection_paused(), _build_deadline(None if left is None else max(left, 1e-3)):
                 instance = module.build_model().create_instance(data)
         except _BuildTimeout:
             return None
