@@ -21,10 +21,12 @@ from dataclasses import dataclass
 from typing import Callable
 
 import networkx as nx
+import numpy as np
 import pyomo.environ as pyo
 from pyomo.common.gc_manager import PauseGCCompanion
 
 from odtk.budget import Budget
+from odtk.compiled import compile_instance, has_compiler
 from odtk.exceptions import ConfigError, OdtkWarning, SelfCheckError, SolveError
 from odtk.models import DecisionGraph
 from odtk.pipeline.check import better, check_routing, self_check
@@ -101,6 +103,9 @@ def _build_deadline(seconds: float | None):
 
 def _satisfies_constraints(instance, tolerance: float = 1e-6) -> bool:
     """True when the values loaded into ``instance`` meet every active constraint."""
+    if (form := getattr(instance, "form", None)) is not None:  # a compiled instance
+        activity = form.A @ np.nan_to_num(instance.values)
+        return bool(np.all(activity >= form.row_lower - tolerance) and np.all(activity <= form.row_upper + tolerance))
     for constraint in instance.component_data_objects(pyo.Constraint, active=True):
         body = pyo.value(constraint.body)
         if constraint.has_lb() and body < pyo.value(constraint.lower) - tolerance:
@@ -119,8 +124,10 @@ def solver_options(options: SolverOptions, budget: Budget) -> SolverOptions:
     return dataclasses.replace(options, time_limit=max(left - reserve, 0.01), budget=budget)
 
 
-def build(problem: Problem, shape: nx.DiGraph, hyper: dict, budget: Budget):
-    """The formulation's Pyomo instance, or None when building outlasted the budget."""
+def build(problem: Problem, shape: nx.DiGraph, hyper: dict, budget: Budget, handoff: str = "native"):
+    """The formulation's instance, or None when building outlasted the budget: compiled from
+    arrays (:mod:`odtk.compiled`) for the native hand-off where the formulation has a compiler,
+    else built by Pyomo."""
     module = problem.module
     check_model_size(problem, shape)
     with budget.stage("building"):
@@ -128,6 +135,10 @@ def build(problem: Problem, shape: nx.DiGraph, hyper: dict, budget: Budget):
             data = module.make_data(problem.X, problem.y, shape, len(problem.classes), **hyper, **problem.extra)
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
+        if handoff == "native" and has_compiler(module):
+            instance = compile_instance(module, data, problem.X, problem.y, shape, len(problem.classes), **hyper,
+                                        **problem.extra)
+            return None if budget.expired() else instance
         left = budget.remaining()
         try:
             with _collection_paused(), _build_deadline(None if left is None else max(left, 1e-3)):
@@ -141,7 +152,7 @@ def run(problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, options: 
         handoff: str, start: Start, steps: dict, budget: Budget) -> MilpResult:
     """Build, (warm-start,) solve, decode and self-check; ``start`` is the model to beat."""
     began = time.perf_counter()
-    instance = build(problem, shape, hyper, budget)
+    instance = build(problem, shape, hyper, budget, handoff)
     build_time = time.perf_counter() - began
     if instance is None:
         return _build_timed_out(start, steps, build_time)

@@ -15,8 +15,8 @@ from odtk.solvers.options import SolverOptions, SolverOutcome, verified_terminat
 from odtk.solvers.registry import (SolverSpec, available_solvers, backends, check_licence, get_spec,
                                    require_solver, solver_status)
 from odtk.solvers.root_cuts import root_cut_loop
-from odtk.solvers.standard_form import (FEASIBILITY_TOLERANCE, StandardForm, lazy_rows, load_values, model_violation,
-                                        to_standard_form)
+from odtk.solvers.standard_form import (FEASIBILITY_TOLERANCE, StandardForm, held_values, lazy_rows, load_values,
+                                        model_violation, to_standard_form)
 
 HANDOFFS = ("native", "pyomo")
 
@@ -53,7 +53,7 @@ def solve_instance(instance, solver: str, options: SolverOptions | None = None,
         options.budget.progress.phase("hand-off")
     form = to_standard_form(instance)
     if warm_start:
-        form.start = np.array([np.nan if v.value is None else v.value for v in form.columns], dtype=float)
+        form.start = held_values(form)
     form.cutoff = cutoff
     form.isolate = True  # where the backend can and no callback below needs this process
     if lazy is not None:

@@ -91,7 +91,10 @@ def portable(form: StandardForm, layout: str) -> StandardForm:
 
 
 def to_standard_form(instance) -> StandardForm:
-    """Compile a concrete Pyomo instance with Pyomo's standard-form compiler."""
+    """The standard form of ``instance``: a compiled instance's own (a copy rows can be
+    appended to), or a concrete Pyomo instance compiled with Pyomo's standard-form compiler."""
+    if (compiled := getattr(instance, "form", None)) is not None:
+        return dataclasses.replace(compiled)
     import pyomo.environ as pyo
     from pyomo.common.gc_manager import PauseGC
     from pyomo.repn.plugins.standard_form import LinearStandardFormCompiler
@@ -124,8 +127,19 @@ def model_violation(form: StandardForm, values: np.ndarray) -> float:
 
 
 def load_values(form: StandardForm, values: np.ndarray) -> None:
+    """``values`` into the variables of ``form`` (a compiled form's vector at once)."""
+    if (held := getattr(form.columns, "values", None)) is not None:
+        held[:] = values
+        return
     for var, value in zip(form.columns, values):
         var.set_value(float(value), skip_validation=True)
+
+
+def held_values(form: StandardForm) -> np.ndarray:
+    """The values the variables of ``form`` hold now (NaN where a variable has none)."""
+    if (held := getattr(form.columns, "values", None)) is not None:
+        return held.copy()
+    return np.array([np.nan if v.value is None else v.value for v in form.columns], dtype=float)
 
 
 def append_rows(form: StandardForm, rows: list[LazyRow]) -> None:
@@ -145,17 +159,21 @@ def append_rows(form: StandardForm, rows: list[LazyRow]) -> None:
 
 
 def lazy_rows(form: StandardForm, separate: Callable[[], list]) -> Callable[[np.ndarray], list[LazyRow]]:
-    """Wrap ``separate`` (reads the instance's values, returns violated Pyomo inequalities
-    ``expression <= constant``) as a callback on solution vectors of ``form`` (lazy rows at
+    """Wrap ``separate`` (reads the instance's values, returns violated inequalities
+    ``expression <= constant``: Pyomo's, or a compiled instance's rows) as a callback on solution vectors of ``form`` (lazy rows at
     incumbents or user cuts at fractional points)."""
     from pyomo.repn import generate_standard_repn
 
-    column = {id(var): j for j, var in enumerate(form.columns)}
+    compiled = hasattr(form.columns, "values")  # its cuts are rows already
+    column = {} if compiled else {id(var): j for j, var in enumerate(form.columns)}
 
     def rows(values: np.ndarray) -> list[LazyRow]:
         load_values(form, values)
         found = []
         for cut in separate():
+            if compiled:  # a row (columns, coefficients, rhs) of the compiled instance's sums
+                found.append(cut)
+                continue
             lhs, rhs = cut.args  # lhs <= rhs
             repn = generate_standard_repn(lhs - rhs)
             indices = np.fromiter((column[id(v)] for v in repn.linear_vars), dtype=np.int64)
