@@ -36,7 +36,7 @@ from typing import IO
 
 import numpy as np
 
-from odtk.solvers.highs import highs_lp, new_highs
+from odtk.solvers.highs import write_mps
 from odtk.solvers.isolated import GRACE, POLL, Watch
 from odtk.solvers.options import SolverOptions
 from odtk.solvers.registry import SolverSpec
@@ -94,9 +94,7 @@ def _run_cbc(form: StandardForm, spec: SolverSpec, options: SolverOptions, prepr
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="odtk-cbc-") as tmp:
         mps, sol = Path(tmp, "model.mps"), Path(tmp, "model.sol")
-        writer = new_highs()
-        writer.passModel(highs_lp(form, minimize_only=True))  # CBC reads MPS as minimisation
-        writer.writeModel(str(mps))
+        write_mps(form, str(mps), minimize_only=True)  # CBC reads MPS as minimisation
         handoff = time.perf_counter() - start
         options = options.less(handoff)  # the hand-off counts against the limit
         args = [binary, str(mps)]

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import os
+import tempfile
 import time
 from typing import Any, Callable
 
 import numpy as np
 
 from odtk.solvers.gurobi import CallbackWatch, bounded
+from odtk.solvers.highs import write_mps
 from odtk.solvers.options import SolverOptions
 from odtk.solvers.registry import SolverSpec, licence_error
 from odtk.solvers.standard_form import LazyRow, StandardForm
@@ -85,26 +88,13 @@ def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
 
 
 def _add_model(cplex, problem, form: StandardForm) -> None:
-    """The columns, rows, objective, start and cutoff of ``form`` in ``problem``."""
-    inf = cplex.infinity
-    problem.variables.add(
-        obj=form.c.tolist(),
-        lb=np.maximum(form.col_lower, -inf).tolist(),
-        ub=np.minimum(form.col_upper, inf).tolist(),
-        types="".join("I" if i else "C" for i in form.integer),
-    )
-    problem.objective.set_offset(form.offset)
-    problem.objective.set_sense(problem.objective.sense.maximize if form.maximize
-                                else problem.objective.sense.minimize)
-    A = form.A.tocsr()
-    rows = [cplex.SparsePair(A.indices[A.indptr[r]:A.indptr[r + 1]].tolist(),
-                             A.data[A.indptr[r]:A.indptr[r + 1]].tolist())
-            for r in range(A.shape[0])]
-    equal = form.row_lower == form.row_upper
-    upper_only = np.isinf(form.row_lower)
-    senses = "".join(np.where(equal, "E", np.where(upper_only, "L", "G")))
-    rhs = np.where(upper_only, form.row_upper, form.row_lower).tolist()
-    problem.linear_constraints.add(lin_expr=rows, senses=senses, rhs=rhs)
+    """The columns, rows, objective, start and cutoff of ``form`` in ``problem``: the matrix read
+    by CPLEX's own MPS reader from a file HiGHS writes (columns ``c<j>`` in order), not one
+    Python pair per row."""
+    with tempfile.TemporaryDirectory(prefix="odtk-cplex-") as folder:
+        path = os.path.join(folder, "model.mps")
+        write_mps(form, path)
+        problem.read(path, "mps")
     if form.start is not None:
         known = np.flatnonzero(~np.isnan(form.start))
         problem.MIP_starts.add(cplex.SparsePair(known.tolist(), form.start[known].tolist()),

@@ -1,7 +1,15 @@
-"""SCIP through PySCIPOpt: the standard form row by row, lazy constraints in a constraint
-handler, user cuts in a separator, both calling odtk's callbacks from inside one search."""
+"""SCIP through PySCIPOpt: the standard form read by SCIP's own MPS reader, lazy constraints in
+a constraint handler, user cuts in a separator, both calling odtk's callbacks from inside one
+search.
+
+PySCIPOpt adds a constraint only as a Python expression, one row at a time (12× HiGHS's
+``passModel`` on FlowOCT's 300,000 non-zeros, ``benchmarks/build.py``); SCIP's C reader takes the
+same form from an MPS file written by HiGHS's C writer (17 significant digits) in less than half.
+"""
 from __future__ import annotations
 
+import os
+import tempfile
 import time
 from typing import Callable
 
@@ -31,14 +39,13 @@ def version(spec: SolverSpec) -> str:
 def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
     """SCIP, in a child process where the form allows it (:mod:`odtk.solvers.isolated`)."""
     if isolated.wanted(form):
-        return isolated.solve(form, spec, options, __name__, "csr")
+        return isolated.solve(form, spec, options, __name__, "csc")
     from pyscipopt import Model
 
     start = time.perf_counter()
     model = Model()
     model.hideOutput(not options.log)
-    columns = _add_columns(model, form)
-    _add_rows(model, form, columns)
+    columns = _read_form(model, form)
     if form.start is not None:
         _add_start(model, columns, form.start)
     if form.cutoff is not None:
@@ -70,34 +77,24 @@ def _set_options(model, spec: SolverSpec, options: SolverOptions) -> None:
         model.setParam(key, fitted)
 
 
-def _add_columns(model, form: StandardForm) -> list:
-    """One SCIP variable per column (SCIP's infinite bounds are None)."""
-    lower = np.where(np.isinf(form.col_lower), None, form.col_lower).tolist()
-    upper = np.where(np.isinf(form.col_upper), None, form.col_upper).tolist()
-    kinds = np.where(form.integer, "I", "C").tolist()
-    columns = [model.addVar(vtype=kind, lb=lo, ub=up, obj=cost)
-               for kind, lo, up, cost in zip(kinds, lower, upper, form.c.tolist())]
-    if form.offset:
-        model.addObjoffset(form.offset)
-    if form.maximize:
-        model.setMaximize()
-    return columns
+def _read_form(model, form: StandardForm) -> list:
+    """``form`` into ``model`` through an MPS file (HiGHS writes it, SCIP reads it); returns the
+    SCIP variable of every column. SCIP orders its variables by type, so columns are found by
+    their MPS names (HiGHS's ``c<j>``)."""
+    from odtk.solvers.highs import write_mps
+
+    with tempfile.TemporaryDirectory(prefix="odtk-scip-") as folder:
+        path = os.path.join(folder, "model.mps")
+        write_mps(form, path)
+        model.readProblem(path)
+    named = {var.name: var for var in model.getVars()}
+    return [named.get(f"c{j}") or _missing_column(model, form, j) for j in range(len(form.c))]
 
 
-def _add_rows(model, form: StandardForm, columns: list) -> None:
-    """Each row of the sparse matrix as one linear constraint, its terms taken straight from CSR
-    (no expression arithmetic: a dense ``A @ x`` costs O(rows · columns))."""
-    from pyscipopt.scip import Expr, ExprCons, Term
-
-    A = form.A if form.A.format == "csr" else form.A.tocsr()
-    terms = [Term(var) for var in columns]
-    index, start, value = A.indices.tolist(), A.indptr.tolist(), A.data.tolist()
-    lower = np.where(np.isinf(form.row_lower), None, form.row_lower).tolist()
-    upper = np.where(np.isinf(form.row_upper), None, form.row_upper).tolist()
-    for r in range(A.shape[0]):
-        span = slice(start[r], start[r + 1])
-        expression = Expr({terms[j]: a for j, a in zip(index[span], value[span])})
-        model.addCons(ExprCons(expression, lower[r], upper[r]))
+def _missing_column(model, form: StandardForm, j: int):
+    """Column ``j`` as a SCIP variable of its own, if the file did not define it."""
+    lower, upper = (None if np.isinf(bound) else float(bound) for bound in (form.col_lower[j], form.col_upper[j]))
+    return model.addVar(name=f"c{j}", vtype="I" if form.integer[j] else "C", lb=lower, ub=upper, obj=float(form.c[j]))
 
 
 def _add_start(model, columns: list, start: np.ndarray) -> None:
