@@ -27,7 +27,7 @@ from odtk.pipeline.start import (WARM_STARTS, Start, default_start, given_start,
                                  topology_start)
 from odtk.progress import Progress
 from odtk.results import SolveResult
-from odtk.solvers import SolverOptions
+from odtk.solvers import SolverOptions, model_settings
 from odtk.solvers.options import MAX_SECONDS
 
 __all__ = ["DEFAULT_TIME_LIMIT", "STRATEGIES", "WARM_STARTS", "as_dataset", "available_models", "check_options",
@@ -138,7 +138,8 @@ def _solve(model, data, target, depth, skeleton, solver, mip_gap, threads, seed,
     strategy = strategy_of(module, strategy, hyper)
     solver = solver_for(module, solver, mip_gap)
     hyper.update(engine_settings(model))
-    options = SolverOptions(time_limit=budget.seconds, mip_gap=mip_gap, threads=threads, seed=seed, log=log)
+    options = SolverOptions(time_limit=budget.seconds, mip_gap=mip_gap, threads=threads, seed=seed, log=log,
+                            settings=model_settings(solver, module.KEY))
     _check_heuristic_time(heuristic_time)
     shape = skeleton_of(module, depth, skeleton, hyper)
     if shape.graph["kind"] in ("tree", "search", "topology"):

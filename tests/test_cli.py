@@ -134,6 +134,22 @@ def test_solver_not_installed(tmp_path):
     assert_one_line_error(run, "not available", 'pip install "odtk[cbc]"')
 
 
+def test_registry_settings_reach_the_solver_and_a_misspelt_one_is_one_line(tmp_path):
+    """Native parameters a registry sets for one model are passed to the solver (and shown with
+    its options); a parameter HiGHS does not know stops the run with one line naming it."""
+    registry = Path(__file__).parents[1] / "solvers.yaml"
+    anchor = "  pyomo: {oneshot: appsi_highs, persistent: appsi_highs}\n"
+    for name, native in (("good", "mip_lp_solver"), ("bad", "mip_lp_solvr")):
+        (tmp_path / f"{name}.yaml").write_text(
+            registry.read_text().replace(anchor, anchor + f"  settings: {{flowoct: {{{native}: ipm}}}}\n", 1))
+    args = ("solve", "--model", "flowoct", "--dataset", "flowoct/monk1", "--depth", "1")
+    run = odtk(*args, env={"ODTK_SOLVERS": str(tmp_path / "good.yaml")})
+    assert run.returncode == 0 and "'mip_lp_solver': 'ipm'" in run.stdout, run.stderr
+    run = odtk(*args, "--model", "oct", env={"ODTK_SOLVERS": str(tmp_path / "good.yaml")})
+    assert run.returncode == 0 and "mip_lp_solver" not in run.stdout, run.stderr  # another model: not set
+    assert_one_line_error(odtk(*args, env={"ODTK_SOLVERS": str(tmp_path / "bad.yaml")}), "mip_lp_solvr", "solvers.yaml")
+
+
 @pytest.mark.parametrize("content,words", [
     ('{"format": "odtk-model", "vers', ["not valid JSON"]),
     ('{"format": "other"}', ["not an odtk model file"]),

@@ -36,6 +36,8 @@ def test_unknown_solver_lists_the_known_ones():
      "options: {}, capabilities: {}}", "backend"),
     ("x: {description: d, package: p, install: i, backend: cbc, pyomo: {}, licence: open, "
      "options: {speed: fast}, capabilities: {}}", "options may only name"),
+    ("x: {description: d, package: p, install: i, backend: highspy, pyomo: {}, licence: open, "
+     "options: {}, capabilities: {}, settings: {odd: [ipm]}}", "settings must map model names"),
 ])
 def test_malformed_registry_files_are_refused(tmp_path, text, problem):
     path = tmp_path / "solvers.yaml"
@@ -54,6 +56,9 @@ def test_options_translate_to_native_names():
     assert options.native(get_spec("cbc")) == {"sec": 5, "ratioGap": 0.01, "threads": 1,
                                                "randomCbcSeed": 3, "log": 0}
     assert options.native(get_spec("highs"))["mip_rel_gap"] == 0.01
+    with_settings = SolverOptions(time_limit=5, settings={"time_limit": 1, "mip_lp_solver": "ipm"})
+    assert with_settings.native(get_spec("highs"))["time_limit"] == 5  # odtk's own options win
+    assert with_settings.native(get_spec("highs"))["mip_lp_solver"] == "ipm"
 
 
 @pytest.mark.parametrize("kwargs", [{"time_limit": -1}, {"mip_gap": "x"}, {"threads": 1.5},

@@ -26,8 +26,8 @@ from odtk.solvers.highs import highs_lp, new_highs
 from odtk.solvers.options import (OPTIMALITY_TOLERANCE, OPTION_NAMES, TERMINATIONS, SolverOptions,
                                   SolverOutcome, verified_termination)
 from odtk.solvers.registry import (CAPABILITIES, SolverSpec, SolverStatus, available_solvers, backends,
-                                   check_licence, get_spec, load_registry, parse_yaml, registry,
-                                   require_solver, solver_status)
+                                   check_licence, get_spec, load_registry, model_settings, parse_yaml,
+                                   registry, require_solver, solver_status)
 from odtk.solvers.solve import HANDOFFS, solve_instance
 from odtk.solvers.standard_form import (FEASIBILITY_TOLERANCE, ModelSize, StandardForm, model_violation,
                                         to_standard_form)
@@ -35,5 +35,5 @@ from odtk.solvers.standard_form import (FEASIBILITY_TOLERANCE, ModelSize, Standa
 __all__ = ["CAPABILITIES", "FEASIBILITY_TOLERANCE", "HANDOFFS", "OPTIMALITY_TOLERANCE", "OPTION_NAMES",
            "TERMINATIONS", "ModelSize", "SolverOptions", "SolverOutcome", "SolverSpec", "SolverStatus", "StandardForm",
            "available_solvers", "backends", "check_licence", "get_spec", "highs_lp", "load_registry",
-           "model_violation", "new_highs", "parse_yaml", "registry", "require_solver", "solve_instance",
+           "model_settings", "model_violation", "new_highs", "parse_yaml", "registry", "require_solver", "solve_instance",
            "solver_status", "to_standard_form", "verified_termination"]

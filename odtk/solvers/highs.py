@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from odtk.exceptions import ConfigError
 from odtk.solvers import isolated
 from odtk.solvers.isolated import Watch
 from odtk.solvers.options import OPTIMALITY_TOLERANCE, SolverOptions
@@ -135,7 +136,9 @@ def _run_highs(form: StandardForm, spec: SolverSpec, options: SolverOptions,
         highs.setOptionValue("objective_bound", form.cutoff if not form.maximize else -form.cutoff)
     handoff = time.perf_counter() - start
     for key, value in isolated.after_handoff(options, handoff).native(spec).items():
-        highs.setOptionValue(key, bool(value) if key == "output_flag" else value)
+        if highs.setOptionValue(key, bool(value) if key == "output_flag" else value) != highspy.HighsStatus.kOk:
+            raise ConfigError(f"HiGHS has no option {key} taking the value {value!r}; correct it in the solver "
+                              "registry (solvers.yaml, or the file $ODTK_SOLVERS names).")
     _run_watched(highs, form, Watch(options.budget))
     status = highs.getModelStatus()
     info = highs.getInfo()

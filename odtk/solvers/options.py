@@ -32,6 +32,8 @@ class SolverOptions:
     log: bool = False
     # the solve's Budget (odtk.budget): backends poll it to stop on a signal and report progress
     budget: Any = field(default=None, compare=False, repr=False)
+    # native parameters of the solver for this model (its registry entry's settings), set first
+    settings: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for name in ("time_limit", "mip_gap"):
@@ -56,7 +58,8 @@ class SolverOptions:
         return replace(self, time_limit=max(self.time_limit - seconds, 0.0))
 
     def native(self, spec: SolverSpec) -> dict[str, Any]:
-        """The options that are set, under the solver's native names. Without ``mip_gap`` the
+        """The options that are set, under the solver's native names (after the model's
+        ``settings``, which they override). Without ``mip_gap`` the
         solver is asked for a zero relative gap: odtk calls a result optimal only when its
         bound meets its objective (:func:`verified_termination`)."""
         values = {k: getattr(self, k) for k in OPTION_NAMES if k != "log"}
@@ -64,7 +67,7 @@ class SolverOptions:
         out = {spec.options[k]: v for k, v in values.items() if v is not None and k in spec.options}
         if "log" in spec.options:
             out[spec.options["log"]] = int(self.log)
-        return out
+        return {**self.settings, **out}
 
 
 

@@ -14,7 +14,7 @@ import importlib.metadata
 import importlib.resources
 import os
 import pkgutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
@@ -29,7 +29,7 @@ CAPABILITIES = ("lazy_callbacks", "user_cuts", "warm_start", "persistent", "cuto
 KINDS = ("milp", "sat")
 _REQUIRED_KEYS = {"description", "package", "install", "backend", "pyomo", "licence",
                   "options", "capabilities"}
-_OPTIONAL_KEYS = {"size_limit", "kind", "executable"}
+_OPTIONAL_KEYS = {"size_limit", "kind", "executable", "settings"}
 LICENCES = ("open", "size-limited")
 PYOMO_KEYS = ("oneshot", "persistent")
 
@@ -61,6 +61,8 @@ class SolverSpec:
     size_limit: dict[str, int] | None = None
     kind: str = "milp"
     executable: str | None = None  # backend cbc: the CBC binary (default: the one cbcbox ships)
+    # native parameters set for one model (its --model name), e.g. {"odd": {"mip_lp_solver": "ipm"}}
+    settings: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def _validate_entry(name: Any, entry: Any, source: str) -> SolverSpec:
@@ -75,6 +77,7 @@ def _validate_entry(name: Any, entry: Any, source: str) -> SolverSpec:
         problems = [f"missing keys {missing}"] * bool(missing) + [f"unknown keys {unknown}"] * bool(unknown)
         raise ConfigError(f"{where} has {' and '.join(problems)}; allowed: "
                           f"{sorted(_REQUIRED_KEYS | _OPTIONAL_KEYS)}.")
+    _check_settings(entry.get("settings", {}), where)
     if entry.get("kind", "milp") not in KINDS:
         raise ConfigError(f"{where}: kind {entry['kind']!r} is not one of {KINDS}.")
     if entry["backend"] not in backends():
@@ -110,6 +113,17 @@ def _validate_entry(name: Any, entry: Any, source: str) -> SolverSpec:
     ):
         raise ConfigError(f"{where}: pyomo must give an interface name or null for each of {PYOMO_KEYS}.")
     return SolverSpec(name=name, **entry)
+
+
+def _check_settings(settings: Any, where: str) -> None:
+    """``settings`` maps model names to native parameters and plain values (text, numbers, true/false)."""
+    if not isinstance(settings, dict) or not all(
+        isinstance(model, str) and isinstance(native, dict)
+        and all(isinstance(key, str) and isinstance(value, (str, int, float, bool)) for key, value in native.items())
+        for model, native in settings.items()
+    ):
+        raise ConfigError(f"{where}: settings must map model names (as --model takes them) to the solver's own "
+                          "parameters and their values, e.g. settings: {odd: {mip_lp_solver: ipm}}.")
 
 
 def load_registry(path: str | os.PathLike | None = None) -> dict[str, SolverSpec]:
@@ -176,6 +190,13 @@ def _expanded_size(value: Any, known: dict[int, int]) -> int:
 def registry() -> dict[str, SolverSpec]:
     """The registry in use, read once: the file named by ``$ODTK_SOLVERS``, else the bundled one."""
     return load_registry(os.environ.get("ODTK_SOLVERS") or None)
+
+
+def model_settings(solver: str, model: str) -> dict[str, Any]:
+    """The native parameters the registry sets on ``solver`` for ``model`` (none when the
+    registry does not list the solver)."""
+    spec = registry().get(solver)
+    return dict(spec.settings.get(model, {})) if spec is not None else {}
 
 
 def get_spec(name: str, specs: dict[str, SolverSpec] | None = None) -> SolverSpec:
