@@ -10,14 +10,15 @@ shares beside the paper's.
 
 Each solver configuration (``--configs``) runs every instance in the same run, one after the
 other: ``defaults`` is the solver with no parameter of odtk's registry set for ODD, ``registry``
-is odtk's default (the ``settings`` of ``solvers.yaml`` for ODD). Per run: status, heuristic
+is odtk's default (the ``settings`` of ``solvers.yaml`` for ODD), and ``NAME:KEY=VALUE,…`` sets
+the solver's own parameters KEY for ODD (e.g. ``ipm:mip_lp_solver=ipm``). Per run: status, heuristic
 objective, MILP objective and bound, B&B nodes (a run that ends at 0 nodes spent its budget in
 presolve and the root) and CPU seconds of odtk's process and its solver process. Exit status 1
 when two configurations' proven optima differ.
 
     python benchmarks/odd_protocol.py [--quick] [--solver highs] [--datasets …] [--alphas 0.01 0.1 1]
         [--seeds 0 1] [--splits multivariate univariate] [--heuristic-time 60] [--time-limit 600]
-        [--configs defaults registry] [--csv PATH]
+        [--configs defaults registry NAME:KEY=VALUE,…] [--csv PATH]
 
 The full protocol (7 datasets × 2 skeletons × 3 α × 2 seeds × 2 split types × 2 configurations,
 660 s each) needs about 50 hours of one core; ``--quick`` (3 datasets, skeleton I, α ∈ {0.1, 1},
@@ -68,7 +69,8 @@ def arguments(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--splits", nargs="+", choices=["multivariate", "univariate"])
     parser.add_argument("--heuristic-time", type=float)
     parser.add_argument("--time-limit", type=float, help="MILP seconds (the paper: 600)")
-    parser.add_argument("--configs", nargs="+", default=["defaults", "registry"], choices=["defaults", "registry"])
+    parser.add_argument("--configs", nargs="+", default=["defaults", "registry"],
+                        help="defaults, registry, or NAME:KEY=VALUE,… (the solver's parameters for ODD)")
     parser.add_argument("--csv", default=None, help="write the table here too")
     args = parser.parse_args(argv)
     full = {"datasets": DATASETS, "alphas": [0.01, 0.1, 1.0], "seeds": [0, 1], "splits": ["multivariate", "univariate"],
@@ -89,13 +91,20 @@ def training_rows(name: str, seed: int) -> tuple[pd.DataFrame, np.ndarray]:
     return X_train, y_train
 
 
-def registry_without_odd_settings(folder: str) -> str:
-    """A copy of the bundled registry with no solver parameter set for ODD."""
-    bundled = Path(odtk.__file__).parent / "solvers.yaml"
-    entries = yaml.safe_load(bundled.read_text())
+def registry_file(folder: str, solver: str, config: str) -> str | None:
+    """The registry of configuration ``config`` written into ``folder`` (None: the bundled one)."""
+    if config == "registry":
+        return None
+    name, _, given = config.partition(":")
+    if config != "defaults" and not given:
+        raise SystemExit(f"--configs: {config!r} is not defaults, registry or NAME:KEY=VALUE,…")
+    entries = yaml.safe_load((Path(odtk.__file__).parent / "solvers.yaml").read_text())
     for entry in entries.values():
         entry.get("settings", {}).pop("odd", None)
-    path = os.path.join(folder, "solvers.yaml")
+    if given:
+        pairs = dict(pair.split("=", 1) for pair in given.split(","))
+        entries[solver].setdefault("settings", {})["odd"] = {key: yaml.safe_load(value) for key, value in pairs.items()}
+    path = os.path.join(folder, f"{name}.yaml")
     Path(path).write_text(yaml.safe_dump(entries))
     return path
 
@@ -164,14 +173,15 @@ def main(argv: list[str] | None = None) -> int:
     args = arguments(argv)
     records = []
     with tempfile.TemporaryDirectory(prefix="odtk-odd-protocol-") as folder:
-        registries = {"defaults": registry_without_odd_settings(folder), "registry": None}
+        registries = {config: registry_file(folder, args.solver, config) for config in args.configs}
         for n, case in enumerate(cases(args)):
             order = args.configs if n % 2 == 0 else list(reversed(args.configs))  # alternate who runs first
             for config in order:
                 began = time.perf_counter()
-                record = {"config": config, **one_run(case, args, registries[config])}
+                label = config.partition(":")[0]
+                record = {"config": label, **one_run(case, args, registries[config])}
                 records.append(record)
-                print(f"{config:9} {case['dataset']:28} {case['skeleton']:8} α={case['alpha']:<5} {case['split'][:5]} "
+                print(f"{label:9} {case['dataset']:28} {case['skeleton']:8} α={case['alpha']:<5} {case['split'][:5]} "
                       f"seed {case['seed']}: {record['status']:10} heuristic {record['heuristic']:.4f} → "
                       f"{record['objective']:.4f} bound {record['bound'] if record['bound'] is not None else float('nan'):.4f} "
                       f"nodes {record['nodes']} cpu {record['cpu']} s (wall {time.perf_counter() - began:.0f} s)",
