@@ -45,27 +45,29 @@ class FormBuilder:
 
     # ------------------------------------------------------------------ columns
     def variables(self, name: str, *sets: list, lower: Bound = 0.0, upper: Bound = 1.0,
-                  integer: bool = False) -> np.ndarray:
+                  integer: bool | np.ndarray = False) -> np.ndarray:
         """A variable indexed by the product of ``sets``: its column ids, shaped by the sets
-        (a scalar variable when no set is given: a 0-d array)."""
+        (a scalar variable when no set is given: a 0-d array). ``lower``, ``upper`` and
+        ``integer`` are one value, or one per column (in the order of the product)."""
         shape = tuple(len(members) for members in sets)
         columns = self._add(name, int(np.prod(shape, dtype=np.int64)), lower, upper, integer,
                             (tuple(list(members) for members in sets), None))
         return columns.reshape(shape)
 
     def keyed_variables(self, name: str, keys: list, lower: Bound = 0.0, upper: Bound = 1.0,
-                        integer: bool = False) -> np.ndarray:
+                        integer: bool | np.ndarray = False) -> np.ndarray:
         """A variable indexed by the listed ``keys`` (a sparse index set): its column ids."""
         return self._add(name, len(keys), lower, upper, integer, (None, list(keys)))
 
-    def _add(self, name: str, size: int, lower: Bound, upper: Bound, integer: bool, index: tuple) -> np.ndarray:
+    def _add(self, name: str, size: int, lower: Bound, upper: Bound, integer: bool | np.ndarray,
+             index: tuple) -> np.ndarray:
         if name in self.blocks:
             raise ValueError(f"variable {name!r} is defined twice")
         offset = self.n_columns
         self.blocks[name] = (offset, *index)
         self._lower.append(np.broadcast_to(np.asarray(lower, dtype=float), (size,)))
         self._upper.append(np.broadcast_to(np.asarray(upper, dtype=float), (size,)))
-        self._integer.append(np.full(size, integer))
+        self._integer.append(np.broadcast_to(np.asarray(integer, dtype=bool), (size,)))
         self.n_columns += size
         return np.arange(offset, offset + size, dtype=np.int64)
 
