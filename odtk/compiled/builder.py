@@ -101,6 +101,18 @@ class FormBuilder:
         row = np.repeat(np.arange(columns.shape[0]), columns.shape[1])
         return self.rows(row, columns.ravel(), coefficients.ravel(), lower, upper, count=columns.shape[0])
 
+    def capacity_rows(self, flow: np.ndarray, split: np.ndarray, chosen: np.ndarray, sign: float,
+                      upper: float) -> np.ndarray:
+        """Rows ``flow[i, p] + sign · Σ_{j: chosen[i, j]} split[p, j] <= upper`` for every sample
+        i and pair p (``flow`` samples × pairs, ``split`` pairs × features, ``chosen`` samples ×
+        features): a sample's flow through a branch held by the splits its values allow."""
+        row_of = np.arange(flow.size).reshape(flow.shape)
+        sample, feature = np.nonzero(chosen)
+        split_rows = row_of[sample]  # (entries, pairs)
+        split_columns = split.T[feature]  # (entries, pairs): split[p, j] for every pair p
+        return self.rows(np.r_[row_of.ravel(), split_rows.ravel()], np.r_[flow.ravel(), split_columns.ravel()],
+                         np.r_[np.ones(flow.size), np.full(split_rows.size, sign)], upper=upper, count=flow.size)
+
     # ------------------------------------------------------------------ objective
     def objective(self, column: np.ndarray, coefficient: Bound, offset: float = 0.0) -> None:
         """Add ``Σ coefficient · x[column] + offset`` to the objective."""

@@ -51,22 +51,10 @@ def compile_instance(data: dict, X: np.ndarray, y: np.ndarray, skeleton: nx.DiGr
     form.dense_rows(np.stack([z[:, outer], z_sink[:, outer]], axis=-1).reshape(-1, 2), [1.0, -1.0], 0.0, 0.0)  # (1.5)
     form.dense_rows(z[:, [place[nodes[0]]]], 1.0, upper=1.0)  # (1.6)
     for child, allowed in ((left, ~ones), (right, ones)):  # (1.7), (1.8)
-        _capacity_rows(form, z[:, child], b, allowed)
+        form.capacity_rows(z[:, child], b, allowed, -1.0, 0.0)
     form.dense_rows(np.stack([z_sink, w[:, np.asarray(y, dtype=np.int64)].T], axis=-1).reshape(-1, 2),
                     [1.0, -1.0], upper=0.0)  # (1.9)
     weight = np.ones(n_rows) if sample_weight is None else np.asarray(sample_weight, dtype=float)
     form.objective(z_sink, np.repeat((1 - lam) * weight, len(nodes)))  # (1.1)
     form.objective(b, -lam)
     return form.instance(data, {"N": OrderedSet(nodes)})
-
-
-def _capacity_rows(form: FormBuilder, flow: np.ndarray, b: np.ndarray, allowed: np.ndarray) -> None:
-    """Rows flow[i, n] − Σ_{f: allowed[i, f]} b[n, f] ≤ 0 for every sample i and branching node n."""
-    n_rows, n_branching = flow.shape
-    row_of = np.arange(n_rows * n_branching).reshape(n_rows, n_branching)
-    sample, feature = np.nonzero(allowed)
-    split_rows = row_of[sample]  # (entries, |B|)
-    split_columns = b.T[feature]  # (entries, |B|): b[n, f] for every n
-    form.rows(np.concatenate([row_of.ravel(), split_rows.ravel()]),
-              np.concatenate([flow.ravel(), split_columns.ravel()]),
-              np.concatenate([np.ones(flow.size), -np.ones(split_rows.size)]), upper=0.0, count=flow.size)

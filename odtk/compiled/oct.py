@@ -9,6 +9,7 @@ import numpy as np
 from odtk.compiled.builder import FormBuilder, positions
 from odtk.compiled.instance import ArrayInstance
 
+
 def compile_instance(data: dict, X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int,
                      lam: float = 0.0, min_leaf: int = 1, branching: str = "aggregated",
                      sample_weight: np.ndarray | None = None) -> ArrayInstance:
@@ -66,25 +67,13 @@ def _routing(form: FormBuilder, a: np.ndarray, d: np.ndarray, z: np.ndarray, set
     leaf_left, node_left = positions(leaves, [t for t, _ in left]), positions(splitting, [m for _, m in left])
     leaf_right, node_right = positions(leaves, [t for t, _ in right]), positions(splitting, [m for _, m in right])
     if branching == "aggregated":
-        _aggregated(form, z[:, leaf_left], a[node_left], zeros, -1.0, 0.0)  # (24.8)
-        _aggregated(form, z[:, leaf_right], a[node_right], zeros, 1.0, 1.0)  # (24.9)
+        form.capacity_rows(z[:, leaf_left], a[node_left], zeros, -1.0, 0.0)  # (24.8)
+        form.capacity_rows(z[:, leaf_right], a[node_right], zeros, 1.0, 1.0)  # (24.9)
         return
     form.dense_rows(np.stack([z[:, leaf_left], np.broadcast_to(d[node_left], (len(z), len(left)))],
                              axis=-1).reshape(-1, 2), [1.0, -1.0], upper=0.0)  # (24.8) with a_m = 0
     _disaggregated(form, z[:, leaf_left], a[node_left], ~zeros)  # (3)
     _disaggregated(form, z[:, leaf_right], a[node_right], zeros)  # (3) mirrored
-
-
-def _aggregated(form: FormBuilder, flow: np.ndarray, split: np.ndarray, zeros: np.ndarray, sign: float,
-                upper: float) -> None:
-    """Rows flow[i, p] + sign · Σ_{j: x_ij = 0} split[p, j] ≤ upper for every sample i and pair p
-    (``flow`` samples × pairs, ``split`` pairs × features)."""
-    row_of = np.arange(flow.size).reshape(flow.shape)
-    sample, feature = np.nonzero(zeros)
-    split_rows = row_of[sample]  # (entries, pairs)
-    split_columns = split.T[feature]  # (entries, pairs): split[p, j] for every pair p
-    form.rows(np.r_[row_of.ravel(), split_rows.ravel()], np.r_[flow.ravel(), split_columns.ravel()],
-              np.r_[np.ones(flow.size), np.full(split_rows.size, sign)], upper=upper, count=flow.size)
 
 
 def _disaggregated(form: FormBuilder, flow: np.ndarray, split: np.ndarray, wrong: np.ndarray) -> None:
