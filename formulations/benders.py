@@ -33,7 +33,9 @@ predict y^i, the nodes on the path form a cut S of capacity 0 whose arcs leave t
 each path node's arc to the sink and its arc to the child the sample does not take (at
 the last node both child arcs, Σ_f b_{nf}). The cut g^i ≤ (those capacities) is violated
 whenever g^i > 0. Cuts are added to the ConstraintList ``cuts`` by the caller — inside
-the solver's branch and bound, or between re-solves — until none is violated.
+the solver's branch and bound, or between re-solves — until none is violated. On a compiled
+instance (:mod:`odtk.compiled.benders`) the same cuts come out as rows (columns,
+coefficients, rhs), gathered for all violated samples at once.
 
 Symbols → Pyomo components: as in :mod:`flowoct` (sets I, F, K, B, L, N, A, F0, F1;
 params y, weight, lam; vars b, p, w), plus var g[i] and the ConstraintList cuts.
@@ -94,9 +96,10 @@ class _FlowGraphs:
     label: np.ndarray  # per sample, the position of y^i in K
     position: np.ndarray  # heap id n → n's index in N
     row: np.ndarray  # heap id n → n's index in B, -1 for n ∈ L
-    b: np.ndarray  # |B| × |F| variables b[n, f]
-    w: np.ndarray  # |N| × |K| variables w[n, k]
-    g: list  # g[i] per sample
+    b: np.ndarray  # |B| × |F| variables b[n, f] (of a compiled instance: their columns)
+    w: np.ndarray  # |N| × |K| variables w[n, k] (idem)
+    g: np.ndarray  # g[i] per sample (idem)
+    values: np.ndarray | None  # a compiled instance's value vector; None for Pyomo variables
 
 
 _flow_graphs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -114,24 +117,34 @@ def _graphs(instance) -> _FlowGraphs:
         ones[r, [column[f] for f in instance.F1[i]]] = 1.0
     position, row = np.full(max(nodes) + 1, -1), np.full(max(nodes) + 1, -1)
     position[nodes], row[branching] = np.arange(len(nodes)), np.arange(len(branching))
+    if hasattr(instance, "form"):  # compiled: each variable block's columns, shaped by its sets
+        variables = [np.arange(var.columns.start, var.columns.stop).reshape([len(s) for s in var.sets])
+                     for var in (instance.b, instance.w, instance.g)]
+        values = instance.values
+    else:
+        variables = [_table(instance.b, branching, features), _table(instance.w, nodes, classes),
+                     _table(instance.g, samples)]
+        values = None
     graphs = _FlowGraphs(
         samples, nodes, branching, ones, np.array([classes.index(pyo.value(instance.y[i])) for i in samples]),
-        position, row, _table(instance.b, branching, features), _table(instance.w, nodes, classes),
-        [instance.g[i] for i in samples])
+        position, row, *variables, values)
     _flow_graphs[instance] = graphs
     return graphs
 
 
-def _table(var, rows: list, columns: list) -> np.ndarray:
-    """The variables var[r, c] as a len(rows) × len(columns) object array."""
-    table = np.empty((len(rows), len(columns)), dtype=object)
+def _table(var, rows: list, columns: list | None = None) -> np.ndarray:
+    """The variables var[r, c] as a len(rows) × len(columns) object array (var[r]: a vector)."""
+    table = np.empty(len(rows) if columns is None else (len(rows), len(columns)), dtype=object)
     for j, r in enumerate(rows):
-        table[j] = [var[r, c] for c in columns]
+        table[j] = var[r] if columns is None else [var[r, c] for c in columns]
     return table
 
 
 def _values(graphs: _FlowGraphs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The values of g, b and w held by the instance (unset: 0)."""
+    if graphs.values is not None:
+        held = np.nan_to_num(graphs.values)
+        return held[graphs.g], held[graphs.b], held[graphs.w]
     b, w = (flowoct._values(table.ravel()).reshape(table.shape) for table in (graphs.b, graphs.w))
     return flowoct._values(graphs.g), b, w
 
@@ -141,20 +154,37 @@ def _child_arcs(graphs: _FlowGraphs, b: np.ndarray) -> tuple[np.ndarray, np.ndar
     return b @ (1.0 - graphs.ones.T), b @ graphs.ones.T
 
 
+def _inequalities(graphs: _FlowGraphs, owners: list[np.ndarray], terms: list[np.ndarray]) -> dict:
+    """{sample i: g^i ≤ Σ its arcs' capacities} from pieces of ``terms`` (variables of
+    ``graphs``) and their ``owners`` (sample positions): the first piece each sample's g^i,
+    the others its arcs, kept in their order. Pyomo inequalities, or rows of a compiled instance."""
+    owner = np.concatenate(owners)
+    order = np.argsort(owner, kind="stable")
+    owner, term = owner[order], np.concatenate(terms)[order]
+    starts = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]) if len(owner) else np.zeros(0, dtype=np.int64)
+    keys = [graphs.samples[i] for i in owner[starts].tolist()]
+    groups = np.split(term, starts[1:])
+    if graphs.values is None:
+        return {key: group[0] <= LinearExpression(list(group[1:])) for key, group in zip(keys, groups)}
+    coefficient = -np.ones(len(term))
+    coefficient[starts] = 1.0
+    return {key: (group, signs, 0.0) for key, group, signs in zip(keys, groups, np.split(coefficient, starts[1:]))}
+
+
 # --------------------------------------------------------------------------- integral points
 def separate(instance, tolerance: float = 1e-6) -> dict:
     """Violated cuts (8.2) at the integral solution held by ``instance`` (Proposition 1).
 
     Returns {sample i: the inequality g^i ≤ Σ capacities of the arcs leaving its path} for
-    every i whose g^i exceeds that sum by ``tolerance``; the sums of all samples are
-    computed at once, the inequalities only for the violated samples.
+    every i whose g^i exceeds that sum by ``tolerance`` (a compiled instance's: the row
+    (columns, coefficients, rhs)); the sums and the inequalities of all samples are computed
+    at once, the inequalities only for the violated samples.
     """
     graphs = _graphs(instance)
     g, b, w = _values(graphs)
     split = _split_features(b)
     violated = np.flatnonzero((g > tolerance) & (_path_capacity(graphs, split, b, w) < g - tolerance))
-    return {graphs.samples[i]: instance.g[graphs.samples[i]] <= LinearExpression(_path_arcs(graphs, i, split))
-            for i in violated.tolist()}
+    return _inequalities(graphs, *_path_arcs(graphs, split, violated))
 
 
 def _split_features(b: np.ndarray) -> np.ndarray:
@@ -163,42 +193,52 @@ def _split_features(b: np.ndarray) -> np.ndarray:
     return np.where(first < b.shape[1], first, -1)
 
 
+def _walk(graphs: _FlowGraphs, split: np.ndarray, samples: np.ndarray):
+    """The paths of ``samples`` (positions) through the tree whose n ∈ B splits on feature
+    index ``split`` (-1: n predicts), one level per step: the samples still on their way, their
+    node, its row in B (-1 in L), its split feature (-1: predicts, -2: n ∈ L) and whether
+    they go right."""
+    tests = np.append(split, -2)  # tests[row]: -2 for n ∈ L (row -1)
+    node = np.full(len(samples), graphs.nodes[0])
+    while len(samples):
+        row = graphs.row[node]
+        feature = tests[row]
+        on = feature >= 0
+        right = np.zeros(len(samples), dtype=bool)
+        right[on] = graphs.ones[samples[on], feature[on]] > 0.5
+        yield samples, node, row, feature, right
+        samples, node = samples[on], 2 * node[on] + right[on]  # heap ids: r(n) = 2n + 1, l(n) = 2n
+
+
 def _path_capacity(graphs: _FlowGraphs, split: np.ndarray, b: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Per sample, the capacity at ``b``, ``w`` of the arcs leaving its path through the tree
     whose n ∈ B splits on feature index ``split`` (-1: n predicts)."""
     left_arc, right_arc = _child_arcs(graphs, b)
-    both, tests = b.sum(axis=1), np.append(split, -2)  # tests[row]: -2 for n ∈ L (row -1)
-    samples = np.arange(len(graphs.samples))
-    node = np.full(len(samples), graphs.nodes[0])
-    capacity = np.zeros(len(samples))
-    while len(samples):  # one level of the tree per pass, over the samples still on their way
+    both = b.sum(axis=1)
+    capacity = np.zeros(len(graphs.samples))
+    for samples, node, row, feature, right in _walk(graphs, split, np.arange(len(graphs.samples))):
         capacity[samples] += w[graphs.position[node], graphs.label[samples]]  # c(n, t)
-        row = graphs.row[node]
-        feature = tests[row]
         stops = feature == -1  # n predicts: both child arcs leave the path
         capacity[samples[stops]] += both[row[stops]]
         on = feature >= 0
-        samples, row, node, feature = samples[on], row[on], node[on], feature[on]
-        right = graphs.ones[samples, feature] > 0.5
+        samples, row, right = samples[on], row[on], right[on]
         capacity[samples] += np.where(right, left_arc[row, samples], right_arc[row, samples])
-        node = 2 * node + right  # heap ids: r(n) = 2n + 1, l(n) = 2n
     return capacity
 
 
-def _path_arcs(graphs: _FlowGraphs, i: int, split: np.ndarray) -> list:
-    """Capacities (Pyomo variables) of the arcs leaving sample i's path, in path order."""
-    label, ones = graphs.label[i], graphs.ones[i] > 0.5
-    n, arcs = graphs.nodes[0], []
-    while True:
-        arcs.append(graphs.w[graphs.position[n], label])
-        row = graphs.row[n]
-        if row < 0:
-            return arcs
-        if split[row] < 0:  # n predicts: the sample stops here, both child arcs are cut
-            return arcs + list(graphs.b[row])
-        right = bool(ones[split[row]])
-        arcs += list(graphs.b[row, ~ones if right else ones])
-        n = flowoct.right(n) if right else flowoct.left(n)
+def _path_arcs(graphs: _FlowGraphs, split: np.ndarray, violated: np.ndarray) -> tuple[list, list]:
+    """The ``violated`` samples' g^i and the capacities (variables) of the arcs leaving their
+    paths, each sample's in path order, with their owners (see :func:`_inequalities`)."""
+    owners, terms = [violated], [graphs.g[violated]]
+    for samples, node, row, feature, right in _walk(graphs, split, violated):
+        owners.append(samples)
+        terms.append(graphs.w[graphs.position[node], graphs.label[samples]])  # c(n, t)
+        # the arc to the child not taken (x^i_f on the other side), both child arcs where n predicts
+        leaving = ((graphs.ones[samples] > 0.5) != right[:, None]) | (feature == -1)[:, None]
+        sample, f = np.nonzero(leaving & (row >= 0)[:, None])
+        owners.append(samples[sample])
+        terms.append(graphs.b[row[sample], f])
+    return owners, terms
 
 
 def repair(instance, violated: dict) -> None:
@@ -221,7 +261,8 @@ def separate_fractional(instance, tolerance: float = 1e-6) -> dict:
     Sample i's flow graph is a tree below s, so its minimum s–t cut follows from the leaves
     up: with the node in the source set, its subtree costs c(n,t) plus, per child, the
     cheaper of cutting the arc to it and the child's own subtree. Returns {sample i: g^i ≤
-    the capacity of that cut} for every i whose g^i exceeds the cut's value by ``tolerance``.
+    the capacity of that cut} for every i whose g^i exceeds the cut's value by ``tolerance``
+    (a compiled instance's: rows, as :func:`separate`).
     """
     graphs = _graphs(instance)
     g, b, w = _values(graphs)
@@ -233,25 +274,35 @@ def separate_fractional(instance, tolerance: float = 1e-6) -> dict:
     for n in reversed(graphs.nodes):
         subtree[n] = w[graphs.position[n], graphs.label] + sum(
             (np.minimum(capacity[n, c], subtree[c]) for c in _children(graphs, n)), start=np.zeros(len(g)))
-    root = graphs.nodes[0]
-    violated = np.flatnonzero(g > subtree[root] + tolerance)
-    return {graphs.samples[i]: instance.g[graphs.samples[i]]
-            <= LinearExpression(_cut_arcs(graphs, i, root, capacity, subtree)) for i in violated.tolist()}
+    violated = np.flatnonzero(g > subtree[graphs.nodes[0]] + tolerance)
+    return _inequalities(graphs, *_cut_arcs(graphs, violated, capacity, subtree))
 
 
 def _children(graphs: _FlowGraphs, n) -> tuple:
     return (flowoct.left(n), flowoct.right(n)) if graphs.row[n] >= 0 else ()
 
 
-def _cut_arcs(graphs: _FlowGraphs, i: int, n, capacity: dict, subtree: dict) -> list:
-    """Capacities (Pyomo expressions) of the arcs of sample i's cheapest cut below n, n in S."""
-    arcs = [graphs.w[graphs.position[n], graphs.label[i]]]
-    if graphs.row[n] < 0:
-        return arcs
-    b = graphs.b[graphs.row[n]]
-    for child, side in ((flowoct.left(n), 0.0), (flowoct.right(n), 1.0)):
-        if capacity[n, child][i] <= subtree[child][i]:  # cut the arc n → child
-            arcs += [b[j] for j in np.flatnonzero(graphs.ones[i] == side).tolist()]
-        else:
-            arcs += _cut_arcs(graphs, i, child, capacity, subtree)
-    return arcs
+def _preorder(graphs: _FlowGraphs, n) -> list:
+    """The nodes of n's subtree, depth first (n, its left subtree, its right subtree)."""
+    return [n, *(m for child in _children(graphs, n) for m in _preorder(graphs, child))]
+
+
+def _cut_arcs(graphs: _FlowGraphs, violated: np.ndarray, capacity: dict, subtree: dict) -> tuple[list, list]:
+    """The ``violated`` samples' g^i and the capacities (variables) of the arcs of their
+    cheapest cuts, each sample's depth first, with their owners (see :func:`_inequalities`)."""
+    root = graphs.nodes[0]
+    inside, cutting = {root: violated}, {}  # node → the samples with it in S / with its arc in the cut
+    owners, terms = [violated], [graphs.g[violated]]
+    for n in _preorder(graphs, root):
+        if n != root:  # the arc a(n) → n, cut: its b over the features that lead to n
+            samples = cutting[n]
+            sample, f = np.nonzero((graphs.ones[samples] > 0.5) == (n == flowoct.right(n // 2)))
+            owners.append(samples[sample])
+            terms.append(graphs.b[graphs.row[n // 2], f])
+        samples = inside[n]
+        owners.append(samples)
+        terms.append(graphs.w[graphs.position[n], graphs.label[samples]])  # c(n, t)
+        for child in _children(graphs, n):
+            cut = capacity[n, child][samples] <= subtree[child][samples]
+            cutting[child], inside[child] = samples[cut], samples[~cut]
+    return owners, terms

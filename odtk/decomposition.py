@@ -1,7 +1,8 @@
 """Lazy cuts for decomposition formulations (BendersOCT) on every solver.
 
 A formulation with a ``separate(instance) -> {key: violated inequality}`` function and a
-ConstraintList ``cuts`` is solved by one of two schemes:
+ConstraintList ``cuts`` is solved by one of two schemes (on a compiled instance, whose
+inequalities are rows (columns, coefficients, rhs), ``cuts`` is a list of rows with ``add``):
 
 * ``lazy`` (solvers with lazy-constraint callbacks: Gurobi, CPLEX): one branch and bound;
   at every new incumbent the solver's callback loads it into the instance, separates, and
@@ -153,7 +154,8 @@ class _OneModel:
                        else f"iterative (rows added to one standard form, read anew by {solver} each round)")
 
     def add(self, cuts: list) -> None:
-        """The Pyomo inequalities ``cuts`` as rows of the form and in the instance's ``cuts``."""
+        """The inequalities ``cuts`` (Pyomo's, or a compiled instance's rows) as rows of the form and in
+        the instance's ``cuts``."""
         self.pending = cuts
         append_rows(self.form, self.to_rows(_values(self.columns)))
         for cut in cuts:
@@ -269,7 +271,15 @@ def _load(columns: list, values: np.ndarray) -> None:
 def _remember(violated: dict, seen: dict) -> None:
     """Keep each distinct cut once, keyed by its sample and the variables it bounds with."""
     for key, cut in violated.items():
-        seen.setdefault((key, tuple(sorted(id(v) for v in identify_variables(cut.args[1])))), cut)
+        seen.setdefault((key, _support(cut)), cut)
+
+
+def _support(cut) -> tuple:
+    """The variables of a cut: a compiled instance's row (columns, coefficients, rhs) by its
+    columns, a Pyomo inequality ``lhs <= rhs`` by those of its right-hand side."""
+    if isinstance(cut, tuple):
+        return tuple(sorted(cut[0].tolist()))
+    return tuple(sorted(id(v) for v in identify_variables(cut.args[1])))
 
 
 def _tighter(old: float | None, new: float | None, sense: str) -> float | None:
