@@ -19,6 +19,7 @@ from odtk.budget import DEFAULT_TIME_LIMIT, Budget, Stopped, stop_on_signals
 from odtk.exceptions import ConfigError
 from odtk.models import DecisionGraph, TrainedModel
 from odtk.pipeline import search
+from odtk.pipeline.aggregate import distinct_rows
 from odtk.pipeline.check import gap, honest_bound
 from odtk.pipeline.encode import Problem, as_dataset, group_vector, sample_weight_of
 from odtk.pipeline.methods import (STRATEGIES, available_models, defaults, engine_settings, hyperparameters,
@@ -113,6 +114,10 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     constraints (OCT's ``min_leaf``, ODD's fairness and stability, the categorical ``min_rate``)
     keep counting rows; ODD's heuristic weighs its counts too. The CP search takes whole-number
     weights (a row of weight w counts as w rows, in ``min_support`` too).
+    The MILPs see rows alike in encoded features, class and group once, weighted by their number
+    (or summed weights): the same optimum from fewer rows (``n_distinct`` of the result), except
+    with the options whose constraints count rows (:mod:`odtk.pipeline.aggregate`). The model is
+    scored on every row.
     """
     if budget is None:
         budget = Budget(time_limit, Progress("lines" if log else progress))
@@ -154,10 +159,13 @@ def _solve(model, data, target, depth, skeleton, solver, mip_gap, threads, seed,
                           depth, seed, budget.remaining())
     budget.progress.note(f"{len(problem.y)} rows encoded as {problem.X.shape[1]} {module.FEATURES} columns "
                          f"in {time.perf_counter() - wall:.1f}s")
+    rows = problem if is_engine(module) else distinct_rows(problem, hyper)
+    if rows is not problem:
+        budget.progress.note(f"{len(problem.y)} rows merged into {len(rows.y)} distinct weighted rows")
     steps: dict[str, dict] = {}
     best = _Best()
     try:
-        _train(problem, shape, hyper, solver, options, handoff, strategy, heuristic_time, warm_start, seed,
+        _train(rows, shape, hyper, solver, options, handoff, strategy, heuristic_time, warm_start, seed,
                steps, best, budget)
     except Stopped:
         if best.graph is None:
@@ -165,7 +173,8 @@ def _solve(model, data, target, depth, skeleton, solver, mip_gap, threads, seed,
         best.termination = "interrupted"
     if budget.stop_requested and best.termination not in ("interrupted",):
         best.termination = "interrupted"
-    return _result(model, module, problem, dataset, shape, hyper, solver, skeleton, depth, steps, best, wall, budget)
+    return _result(model, module, problem, dataset, shape, hyper, solver, skeleton, depth, steps, best, wall, budget,
+                   None if rows is problem else len(rows.y))
 
 
 def _train(problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, options: SolverOptions, handoff: str,
@@ -214,8 +223,10 @@ def _start(problem: Problem, shape: nx.DiGraph, hyper: dict, strategy: str, heur
 
 
 def _result(model: str, module, problem: Problem, dataset, shape: nx.DiGraph, hyper: dict, solver: str,
-            skeleton, depth, steps: dict, best: _Best, wall: float, budget: Budget) -> SolveResult:
-    """The verified result of the solve, from the best model held."""
+            skeleton, depth, steps: dict, best: _Best, wall: float, budget: Budget,
+            distinct: int | None) -> SolveResult:
+    """The verified result of the solve, from the best model held, scored on the original rows
+    (``distinct``: the rows the MILP saw once duplicates were merged, None if none were)."""
     objective, accuracy = problem.score(best.graph, shape, hyper)
     if hasattr(module, "rates_of") and "milp" in steps:
         steps["milp"].update(module.rates_of(best.graph.predict_index(problem.X), problem.y))
@@ -239,7 +250,7 @@ def _result(model: str, module, problem: Problem, dataset, shape: nx.DiGraph, hy
         handoff_time=outcome.handoff_time if outcome else 0.0,
         solve_time=outcome.solve_time if outcome else steps.get("search", {}).get("seconds", 0.0),
         wall_time=time.perf_counter() - wall, size=outcome.size if outcome else None,
-        n_samples=len(problem.y), train_accuracy=accuracy,
+        n_samples=len(problem.y), n_distinct=distinct, train_accuracy=accuracy,
         options=outcome.native if outcome else {},
         hyperparameters={"skeleton": skeleton, "depth": depth, **hyper}, model=trained,
         message=outcome.message if outcome else "", steps=steps,

@@ -18,7 +18,9 @@ class SolveResult:
     ``interrupted``, ``error``, or ``heuristic`` (a heuristic model, nothing proven). ``objective`` is the incumbent's value in the
     formulation's own terms (re-computed from the decoded model and checked
     against the solver), ``bound`` the solver's best bound, ``gap`` their
-    relative difference. Times are in seconds: ``build_time`` (Pyomo instance),
+    relative difference. ``n_samples`` counts the training rows; ``n_distinct`` the rows the MILP
+    saw once rows alike in encoded features, class and group were merged into one weighted row
+    (None where no merging ran). Times are in seconds: ``build_time`` (Pyomo instance),
     ``handoff_time`` (compiling and passing it to the solver), ``solve_time``,
     ``wall_time`` (all of it).
     """
@@ -43,6 +45,7 @@ class SolveResult:
     message: str = ""
     steps: dict[str, dict[str, Any]] = field(default_factory=dict)
     objective_meaning: str = ""  # what ``objective`` counts, and its sense
+    n_distinct: int | None = None
 
     @property
     def optimal(self) -> bool:
@@ -68,6 +71,8 @@ class SolveResult:
             f"objective   {self.objective:.6g}   bound {bound}   gap {gap}"
             + (f"\n            = {self.objective_meaning}" if self.objective_meaning else ""),
             f"accuracy    {self.train_accuracy:.4f} on {self.n_samples} training samples",
+            *([] if self.n_distinct is None else
+              [f"rows        {self.n_samples} → {self.n_distinct} distinct (weighted)"]),
             f"solver      {self.solver} {self.solver_version}  options {_readable(self.options)}",
             f"model size  {size}",
             f"time        build {self.build_time:.2f}s  hand-off {self.handoff_time:.2f}s  "

@@ -1,7 +1,7 @@
 """The stages of one solve, a module each, in the order ``odtk.solve`` runs them.
 
 ``methods`` (which model, its options, its skeleton) → ``encode`` (data → arrays and
-thresholds) → ``start`` (an incumbent: CART / the CP search / ODD's heuristic / a consistent
+thresholds) → ``aggregate`` (the MILPs: rows alike merged into weighted rows) → ``start`` (an incumbent: CART / the CP search / ODD's heuristic / a consistent
 tree) → ``milp`` (build, hand-off, solve, decode) or ``search`` (odtk's own engines) →
 ``check`` (the model re-scored against what the solver reported, bounds kept honest).
 

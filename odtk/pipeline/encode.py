@@ -88,6 +88,8 @@ def _membership(column: pd.Series, name: str) -> np.ndarray:
 class Problem:
     """Encoded training data and everything a formulation needs to be built."""
 
+    counts: np.ndarray | None = None  # rows each row stands for, once duplicates are merged (no sample weights)
+
     def __init__(self, module: ModuleType, dataset: Dataset, thresholds: str,
                  max_thresholds: int | None, group: np.ndarray | None, positive_class: Any = None,
                  sample_weight: np.ndarray | None = None, depth: int | None = None, seed: int | None = None,

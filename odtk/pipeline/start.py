@@ -116,7 +116,7 @@ def _named_start(problem: Problem, given: str, shape: nx.DiGraph, hyper: dict, s
         return majority_leaf(problem, shape, hyper)[0].graph
     cart = DecisionTreeClassifier(max_depth=shape.graph["depth"], random_state=seed or 0)
     tree = sklearn_tree(cart.fit(problem.X, problem.y, sample_weight=problem.weights.get("sample_weight")))
-    if given == "best" and not problem.weights:
+    if given == "best" and (not problem.weights or problem.counts is not None):  # the CP search counts rows
         tree = _better_start(problem, shape, hyper, tree, budget)
     return tree
 
@@ -144,7 +144,7 @@ def _better_start(problem: Problem, shape: nx.DiGraph, hyper: dict, cart: nx.DiG
     quiet = BudgetView(budget, hidden=("incumbent", "bound", "searched"))  # errors, not the MILP's objective
     with budget.waiting():
         found = cp_search.search(problem.X, problem.y, len(problem.classes), shape.graph["depth"],
-                                 time_limit=max(seconds, 1e-3), budget=quiet)
+                                 time_limit=max(seconds, 1e-3), budget=quiet, sample_weight=problem.counts)
     searched = heap_tree(nested_tree(found.tree))
     scores = [problem.score(problem.graph(tree), shape, hyper)[0] for tree in (cart, searched)]
     return searched if better(problem.module, scores[1], scores[0]) else cart
