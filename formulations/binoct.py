@@ -291,4 +291,4 @@ def warm_start(instance, graph: nx.DiGraph, X: np.ndarray) -> None:
                 t = _right(t) if X[i, feature[t]] > 0.5 else _left(t)
             instance.l[i, t].set_value(1)
             if predicted[t] != c:
-                instance.e[t, c].set_value(pyo.value(instance.e[t, c]) + 1)
+                instance.e[t, c].set_value(pyo.value(instance.e[t, c]) + pyo.value(instance.weight[i]))

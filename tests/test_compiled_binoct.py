@@ -35,10 +35,13 @@ def test_binoct_routes_give_the_same_optimum(seed):
     assert_same_optimum(*both_routes(binoct, X, y, tree_skeleton(2), 2 + seed % 2, sample_weight=weight))
 
 
-def test_binoct_warm_start_sets_the_same_values_on_both_routes():
+@pytest.mark.parametrize("weighted", [False, True])
+def test_binoct_warm_start_sets_the_same_values_on_both_routes(weighted):
+    """... and a feasible start, its errors e counted in sample weight."""
     X, y = binary_data(30, 4, 3, seed=7)
+    weight = np.random.default_rng(3).integers(0, 4, len(y)).astype(float) if weighted else None
     graph = _stump(feature=2, labels=(0, 1))  # an early leaf: the start completes the depth-2 tree
-    pyomo_instance, compiled = both_routes(binoct, X, y, tree_skeleton(2), 3)
+    pyomo_instance, compiled = both_routes(binoct, X, y, tree_skeleton(2), 3, sample_weight=weight)
     for instance in (pyomo_instance, compiled):
         binoct.warm_start(instance, graph, X)
     for block in ("f", "p", "l", "e"):
