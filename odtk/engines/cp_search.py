@@ -31,7 +31,8 @@ compilation on a machine (about 16 s of CPU, then loaded from numba's cache) hap
 the search's clock starts, outside any time limit (``Budget.excluded``), so it never changes an
 answer. The search runs in a worker thread while the calling thread waits, reports progress
 (incumbent, bound, search nodes) and watches the deadline and the stop signals of the solve's
-:class:`~odtk.budget.Budget`. A time limit, a signal or a full cache (:func:`memory_available`
+:class:`~odtk.budget.Budget` (a root solved by counting, which nothing stops, runs in the
+calling thread). A time limit, a signal or a full cache (:func:`memory_available`
 bounds the search's memory) stops it with the best tree found and a proven lower bound; status
 ``time_limit``, ``interrupted`` or ``memory_limit``. :func:`threshold_cap` sizes the numeric
 thresholds of large data so that the search fits its time and memory.
@@ -147,7 +148,7 @@ def search(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int, min_support
         raise InvalidOptions(f"depth={depth} is deeper than this search handles with "
                              f"{X.shape[1]} features; lower it.")
     table_rows = _memory_plan(X, n_classes, depth, counting_depth)
-    conflicts = conflict_bound(X, y)
+    conflicts = conflict_bound(X, y) if depth > counting_depth else 0  # a counted root is proven
     data = kernels.make_data(X, np.asarray(y), n_classes, depth, min_support, counting_depth,
                              bool(cache), bool(bounds), None if budget is None else budget.flag,
                              table_rows)
@@ -212,7 +213,13 @@ def _deadline(time_limit: float | None, budget: Any) -> float | None:
 def _run(kernels, data, depth: int, stop_at: float | None, budget: Any,
          bound: int) -> tuple[int, int, np.ndarray, np.ndarray, int]:
     """:func:`cp_kernels.run` in a worker thread: halted at ``stop_at`` or on a stop signal (it
-    then keeps its best tree), reporting the incumbent, ``bound`` and the search nodes."""
+    then keeps its best tree), reporting the incumbent, ``bound`` and the search nodes. A root
+    solved by counting runs in this thread, as nothing stops it (the kernels read the stop
+    flags between split attempts) and it has nothing to report before its end; within
+    ``budget.waiting()``, so that a first signal only marks the budget, as with a worker."""
+    if depth <= data.options.counting_depth:
+        with budget.waiting() if budget is not None else contextlib.nullcontext():
+            return kernels.run(data, depth)
 
     def watch() -> float:
         if budget is not None:
@@ -295,15 +302,15 @@ def memory_available() -> int:
 
 
 def _meminfo(path: str, field: str) -> int | None:
-    """A ``field: … kB`` line of ``path`` in bytes (None if absent)."""
+    """A ``field: … kB`` line of ``path`` in bytes (None if absent); one unbuffered read of the
+    whole file (a search reads it every call)."""
     try:
-        with open(path) as lines:
-            for line in lines:
-                if line.startswith(field):
-                    return int(line.split()[1]) * 1024
+        with open(path, "rb", buffering=0) as file:
+            text = b"\n" + file.read()
+        start = text.index(b"\n" + field.encode()) + len(field) + 1
+        return int(text[start:text.index(b"\n", start)].split()[0]) * 1024
     except (OSError, ValueError, IndexError):
-        pass
-    return None
+        return None
 
 
 def _cgroup_room() -> int | None:
