@@ -107,7 +107,8 @@ def cases(solvers: list[str]) -> list[Case]:
 
     Each instance makes its phase last several seconds: a 100,000-row CSV for reading and
     encoding, FlowOCT at depth 3 on ionosphere's 445 binary features for the starting trees, ODD
-    with skeleton 1-2-4-8 for the heuristic, build and hand-off, HiGHS's presolve on ODD with
+    with skeleton 1-2-4-8 for the heuristic, build and hand-off (the hand-off through Pyomo:
+    the native one copies the compiled form, too quickly to interrupt), HiGHS's presolve on ODD with
     iris, FlowOCT at depth 3 on 306 numeric rows for the solvers' searches, BendersOCT at depth 3
     on monk2 for Gurobi and CPLEX (within their free licences), the CP search at depth 5 and the
     SAT model's calls.
@@ -130,7 +131,8 @@ def cases(solvers: list[str]) -> list[Case]:
              next(rotate), delay=1.0),
     ]
     for solver in [s for s in ("highs", "cbc", "scip") if s in solvers]:
-        found += [Case("hand-off", solver, (*odd_build, "--solver", solver), True, next(rotate)),
+        found += [Case("hand-off", solver, (*odd_build, "--solver", solver, "--handoff", "pyomo"), True,
+                       next(rotate)),
                   Case("solving", solver, (*flow, "--solver", solver), True, next(rotate), delay=1.0)]
     if "highs" in solvers:  # HiGHS's presolve of a 40,000-row MILP, where it long did not look at signals
         found.append(Case("solving", "highs-presolve", ("--model", "odd", "--dataset", "uci/iris", "--skeleton",

@@ -251,9 +251,11 @@ def main_campaign(tmp_path_factory, unreachable_scheduler):
 
 @pytest.fixture(scope="module")
 def fault_campaign(tmp_path_factory):
-    """highs plus a CBC that dies of SIGSEGV and one that hangs, time limit 2 s, guard 30 s (the
-    guard clock also counts the worker's start-up, slow on a loaded machine: the hanging solver
-    must have started before the guard kills its run); 60 s time limit for the healthy highs
+    """highs plus a CBC that dies of SIGSEGV and one that hangs, time limit 6 s (the starting tree
+    comes first: the CP search's kernels load in 0.4 s of CPU, seconds on a loaded machine, and
+    every run must reach its fake solver), guard 30 s (the guard clock also counts the worker's
+    start-up, slow on a loaded machine: the hanging solver must have started before the guard
+    kills its run); 60 s time limit for the healthy highs
     runs, which end as soon as they are solved. Each fake solver logs its process id as it starts."""
     if not solver_status("cbc").available:  # the fake entries are copies of the cbc entry (package cbcbox)
         pytest.skip(f"cbc not installed: {solver_status('cbc').detail}")
@@ -264,7 +266,7 @@ def fault_campaign(tmp_path_factory):
         hangcbc=fake_cbc(folder / "hangcbc", f'echo $$ >> "{logs["hangcbc"]}"\n{HANG}'))
     grid_file = write_yaml(folder / "faults.yaml", {
         "name": "faults", "datasets": [{"name": "flowoct/monk1", "rows": ROWS}], "seeds": [0],
-        "solvers": ["crashcbc", "hangcbc"], "time_limit": 2, "guard": 30,
+        "solvers": ["crashcbc", "hangcbc"], "time_limit": 6, "guard": 30,
         "methods": [{"model": "flowoct", "depth": [1, 2], "solvers": ["highs"], "time_limit": 60},
                     {"model": "flowoct", "depth": [1, 2]}], "selection": {"retrain": False}})
     marker = uuid.uuid4().hex

@@ -987,9 +987,11 @@ def test_a_100000_level_warm_start_tree_is_refused_at_once(tmp_path, base_csv, s
 
 # --------------------------------------------------------------------------- memory and time bounded
 def _rows_csv(tmp_path: Path, rows: int, numeric: bool) -> Path:
+    """``rows`` random rows: four numeric columns, or 24 binary ones (so that hardly two rows
+    coincide and merge)."""
     rng = np.random.default_rng(0)
-    values = rng.random((rows, 4)) if numeric else rng.integers(0, 2, (rows, 4))
-    frame = pd.DataFrame(values, columns=list("abcd")).assign(y=rng.integers(0, 2, rows))
+    values = rng.random((rows, 4)) if numeric else rng.integers(0, 2, (rows, 24))
+    frame = pd.DataFrame(values, columns=[f"x{j}" for j in range(values.shape[1])]).assign(y=rng.integers(0, 2, rows))
     path = tmp_path / "big.csv"
     frame.to_csv(path, index=False)
     return path
@@ -998,7 +1000,7 @@ def _rows_csv(tmp_path: Path, rows: int, numeric: bool) -> Path:
 @needs_rlimit
 @pytest.mark.parametrize("numeric, words", [
     (True, ["Encoding 200,000 rows as", "binary columns needs", "--thresholds auto"]),
-    (False, ["flowoct MILP for 200,000 rows, 7 nodes and 4 columns", "would need about", "a sample of the rows"]),
+    (False, ["flowoct MILP for 199,364 rows, 7 nodes and 24 columns", "would need about", "a sample of the rows"]),
 ], ids=["encoding-every-midpoint", "milp-of-200k-rows"])
 def test_models_too_large_for_memory_are_refused_before_building(tmp_path, numeric, words):
     csv = _rows_csv(tmp_path, 200_000, numeric)

@@ -488,7 +488,7 @@ def test_a_build_outlasting_the_time_limit_returns_the_start_or_stops_in_one_lin
     rows takes a fraction of a second): the start is returned as not proven optimal, with the
     trivial bound (every row right); without a start, the majority-class leaf."""
     rng = np.random.default_rng(0)
-    X, y = rng.integers(0, 2, (20_000, 6)), rng.integers(0, 2, 20_000)
+    X, y = rng.integers(0, 2, (20_000, 30)), rng.integers(0, 2, 20_000)  # distinct rows: none merge
     with pytest.warns(UserWarning, match="Building the MILP did not finish within the time limit: "
                                          "the starting tree is returned, not proven optimal"):
         result = odtk.solve("flowoct", (X, y), depth=2, time_limit=0.5, warm_start="cart", handoff="pyomo")

@@ -27,9 +27,14 @@ def has_compiler(module: ModuleType) -> bool:
     return key is not None and key not in HELPERS and importlib.util.find_spec(f"odtk.compiled.{key}") is not None
 
 
+def bytes_per_cell(module: ModuleType) -> float:
+    """The compiled build's peak memory per row × node × (column + class) of ``module``."""
+    return importlib.import_module(f"odtk.compiled.{module.KEY}").BYTES_PER_CELL
+
+
 def compile_instance(module: ModuleType, data: dict, *args: Any, **kwargs: Any) -> ArrayInstance:
     """The compiled instance of ``module.make_data(*args, **kwargs)`` (whose result is ``data``)."""
     return importlib.import_module(f"odtk.compiled.{module.KEY}").compile_instance(data, *args, **kwargs)
 
 
-__all__ = ["ArrayInstance", "compile_instance", "has_compiler"]
+__all__ = ["ArrayInstance", "bytes_per_cell", "compile_instance", "has_compiler"]

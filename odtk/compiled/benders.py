@@ -10,6 +10,10 @@ from odtk.compiled.flowoct import tree_part
 from odtk.compiled.instance import ArrayInstance, Linear, OrderedSet
 from odtk.solvers.standard_form import LazyRow
 
+# peak build memory per row × node × (column + class), at most (measured: 5 at 1,000 rows,
+# benchmarks/build.py); odtk.pipeline.encode.check_model_size reads it
+BYTES_PER_CELL = 60
+
 
 class CutRows(list):
     """The compiled instance's cuts (8.2): the rows ``(columns, coefficients, rhs)`` added to its

@@ -10,6 +10,10 @@ import numpy as np
 from odtk.compiled.builder import FormBuilder, positions
 from odtk.compiled.instance import ArrayInstance, OrderedSet
 
+# peak build memory per row × node × (column + class), at most (measured: 24 at 1,000 rows,
+# benchmarks/build.py); odtk.pipeline.encode.check_model_size reads it
+BYTES_PER_CELL = 60
+
 
 def compile_instance(data: dict, X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int,
                      **_options: object) -> ArrayInstance:

@@ -8,6 +8,10 @@ import numpy as np
 from odtk.compiled.builder import FormBuilder
 from odtk.compiled.instance import ArrayInstance, OrderedSet
 
+# peak build memory per row × node × (column + class), at most (measured: 44–48 at 1,000 rows,
+# benchmarks/build.py); odtk.pipeline.encode.check_model_size reads it
+BYTES_PER_CELL = 60
+
 
 def tree_part(form: FormBuilder, branching: list, nodes: list, features: list, classes: list,
               ancestors: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -41,6 +41,10 @@ class Skeleton:
         """The arcs into terminals."""
         return np.flatnonzero(self.head >= self.n_internal)
 
+# peak build memory per row × node × (column + class), at most (measured: 570 at 1,000 rows,
+# benchmarks/build.py); odtk.pipeline.encode.check_model_size reads it
+BYTES_PER_CELL = 700
+
 
 def block_rows(form: FormBuilder, count: int, terms: list, lower=-np.inf, upper=np.inf,
                copies: int = 1) -> None:

@@ -233,16 +233,22 @@ def check_encoding_size(rows: int, columns: int) -> None:
                         "--max-thresholds 10) or a sample of the rows.")
 
 
-def check_model_size(problem: Problem, shape: nx.DiGraph) -> None:
+def check_model_size(problem: Problem, shape: nx.DiGraph, compiled: bool = False) -> None:
     """A DataError before building a MILP whose estimated memory exceeds the free memory.
 
     The formulations have a constraint per row and node over the columns, so their memory
     grows as rows × nodes × (columns + classes); ``BYTES_PER_CELL`` is the most measured per
-    such cell (dense binary columns)."""
+    such cell (dense binary columns) through Pyomo, or its compiler's when the instance is
+    ``compiled`` from arrays (:func:`odtk.compiled.bytes_per_cell`)."""
     free = free_memory()
     rows, columns = problem.X.shape
     cells = rows * len(shape) * (columns + len(problem.classes))
-    needed = cells * getattr(problem.module, "BYTES_PER_CELL", BYTES_PER_CELL)
+    if compiled:
+        from odtk.compiled import bytes_per_cell
+
+        needed = cells * bytes_per_cell(problem.module)
+    else:
+        needed = cells * getattr(problem.module, "BYTES_PER_CELL", BYTES_PER_CELL)
     if free is not None and needed > free:
         raise DataError(f"The {problem.module.KEY} MILP for {rows:,} rows, {len(shape)} nodes and {columns:,} "
                         f"columns would need about {gigabytes(needed)} of memory to build, more than the "

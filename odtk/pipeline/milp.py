@@ -129,13 +129,14 @@ def build(problem: Problem, shape: nx.DiGraph, hyper: dict, budget: Budget, hand
     arrays (:mod:`odtk.compiled`) for the native hand-off where the formulation has a compiler,
     else built by Pyomo."""
     module = problem.module
-    check_model_size(problem, shape)
+    compiled = handoff == "native" and has_compiler(module)
+    check_model_size(problem, shape, compiled)
     with budget.stage("building"):
         try:
             data = module.make_data(problem.X, problem.y, shape, len(problem.classes), **hyper, **problem.extra)
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
-        if handoff == "native" and has_compiler(module):
+        if compiled:
             instance = compile_instance(module, data, problem.X, problem.y, shape, len(problem.classes), **hyper,
                                         **problem.extra)
             return None if budget.expired() else instance
