@@ -2,11 +2,11 @@
 a constraint handler, user cuts in a separator, both calling odtk's callbacks from inside one
 search.
 
-PySCIPOpt adds a constraint only as a Python expression, a row at a time (10–18× the CPU of
-HiGHS's ``passModel`` for FlowOCT's forms of 0.15–3.5 M non-zeros, ``benchmarks/build.py``);
-SCIP's own C reader takes the form from an MPS file that HiGHS's C writer makes (17 significant
-digits): 9–16× ``passModel``, of which reading alone is about 2× (SCIP builds its variables and
-constraints, HiGHS copies three arrays) and writing the file about 3×.
+PySCIPOpt adds a constraint only as a Python expression, a row at a time (3–22× the CPU of
+HiGHS's ``passModel`` on the forms of ``benchmarks/build.py``, 0.1–4 M non-zeros); SCIP's own C
+reader takes the form from an MPS file that HiGHS's C writer makes (17 significant digits):
+5–17× ``passModel``, faster than row by row on the largest forms. Either way SCIP builds its
+variables and constraints where HiGHS copies three arrays.
 """
 from __future__ import annotations
 
