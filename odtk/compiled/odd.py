@@ -17,6 +17,10 @@ from odtk.compiled.builder import FormBuilder
 from odtk.compiled.instance import ArrayInstance, OrderedSet
 from odtk.formulations.odd import A_BOUND, B_BOUND
 
+# peak build memory per row × node × (column + class), at most (measured: 570 at 1,000 rows,
+# benchmarks/build.py); odtk.pipeline.encode.check_model_size reads it
+BYTES_PER_CELL = 700
+
 
 @dataclass
 class Skeleton:
@@ -40,10 +44,6 @@ class Skeleton:
     def outer(self) -> np.ndarray:
         """The arcs into terminals."""
         return np.flatnonzero(self.head >= self.n_internal)
-
-# peak build memory per row × node × (column + class), at most (measured: 570 at 1,000 rows,
-# benchmarks/build.py); odtk.pipeline.encode.check_model_size reads it
-BYTES_PER_CELL = 700
 
 
 def block_rows(form: FormBuilder, count: int, terms: list, lower=-np.inf, upper=np.inf,
