@@ -19,6 +19,12 @@ from odtk.solvers import solve_instance, to_standard_form
 DIGITS = 9  # coefficients and bounds are compared rounded to this many decimals
 
 
+def binary_data(rows: int, features: int, classes: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Random 0/1 features and classes 0 … classes-1."""
+    rng = np.random.default_rng(seed)
+    return (rng.random((rows, features)) > 0.5).astype(float), rng.integers(0, classes, rows)
+
+
 def both_routes(module, *args, **kwargs):
     """``(Pyomo instance, compiled instance)`` of ``module.make_data(*args, **kwargs)``."""
     assert has_compiler(module), f"{module.KEY} has no compiler"

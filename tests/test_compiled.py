@@ -6,23 +6,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from compiled_forms import assert_same_form, assert_same_optimum, both_routes
-from odtk.formulations import flowoct
+from compiled_forms import assert_same_form, assert_same_optimum, binary_data, both_routes
+from odtk.formulations import benders, flowoct
 from odtk.skeletons import tree_skeleton
-
-
-def binary_data(rows: int, features: int, classes: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return (rng.random((rows, features)) > 0.5).astype(float), rng.integers(0, classes, rows)
 
 
 @pytest.mark.parametrize("depth", [0, 1, 2, 3])
 @pytest.mark.parametrize("lam", [0.0, 0.25])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_flowoct_routes_give_the_same_form(depth, lam, weighted):
+@pytest.mark.parametrize("module", [flowoct, benders], ids=["flowoct", "benders-master"])
+def test_flowoct_and_benders_routes_give_the_same_form(module, depth, lam, weighted):
     X, y = binary_data(25, 4, 3, seed=depth)
     weight = np.random.default_rng(1).integers(0, 4, len(y)).astype(float) if weighted else None
-    assert_same_form(*both_routes(flowoct, X, y, tree_skeleton(depth), 3, lam=lam, sample_weight=weight))
+    assert_same_form(*both_routes(module, X, y, tree_skeleton(depth), 3, lam=lam, sample_weight=weight))
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -8,26 +8,12 @@ import pyomo.environ as pyo
 import pytest
 from pyomo.repn import generate_standard_repn
 
-from compiled_forms import assert_same_form, both_routes
+from compiled_forms import binary_data, both_routes
 from odtk.compiled.benders import CutRows
 from odtk.decomposition import solve_with_cuts
 from odtk.formulations import benders, flowoct
 from odtk.skeletons import tree_skeleton
 from odtk.solvers import SolverOptions, solve_instance, solver_status
-
-
-def binary_data(rows: int, features: int, classes: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    return (rng.random((rows, features)) > 0.5).astype(float), rng.integers(0, classes, rows)
-
-
-@pytest.mark.parametrize("depth", [0, 1, 2, 3])
-@pytest.mark.parametrize("lam", [0.0, 0.25])
-@pytest.mark.parametrize("weighted", [False, True])
-def test_benders_master_is_the_same_form_on_both_routes(depth, lam, weighted):
-    X, y = binary_data(25, 4, 3, seed=depth)
-    weight = np.random.default_rng(1).integers(0, 4, len(y)).astype(float) if weighted else None
-    assert_same_form(*both_routes(benders, X, y, tree_skeleton(depth), 3, lam=lam, sample_weight=weight))
 
 
 def _load(instances, rng: np.random.Generator, n: int = 1, fractional: bool = False) -> None:

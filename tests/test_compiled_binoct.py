@@ -7,10 +7,9 @@ import numpy as np
 import pyomo.environ as pyo
 import pytest
 
-from compiled_forms import assert_same_form, assert_same_optimum, both_routes
+from compiled_forms import assert_same_form, assert_same_optimum, binary_data, both_routes
 from odtk.formulations import binoct
 from odtk.skeletons import tree_skeleton
-from test_compiled import binary_data
 
 
 @pytest.mark.parametrize("depth", [0, 1, 2, 3])
