@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import json
 import logging
+import os
 import signal
 import sys
 import threading
@@ -215,7 +216,8 @@ class _ModelOption(click.Option):
 @click.option("--dot", type=click.Path(dir_okay=False), help="Save the tree/diagram as Graphviz DOT.")
 @click.option("--png", type=click.Path(dir_okay=False),
               help="Save a picture of the tree/diagram with training rows per class (needs matplotlib).")
-@click.option("--force", is_flag=True, help="Overwrite --output / --dot / --png if they exist.")
+@click.option("--force", is_flag=True, help="Overwrite --output / --dot / --png if they exist (never a file "
+              "this command reads).")
 def solve(model, dataset, csv_path, target, categorical_columns, depth, skeleton, solver, time_limit,
           gap, threads, seed, warm_start, max_thresholds, thresholds, handoff, log, quiet, force_progress, output,
           dot, png, force, positive_class, extra_options, **model_options) -> None:
@@ -248,12 +250,11 @@ def _solve_and_show(budget, model, dataset, csv_path, target, categorical_column
     """Read the data, solve within ``budget``, print the model and save the files asked for."""
     budget.progress.phase("reading")
     from odtk import api
-    from odtk.files import check_writable, write_atomic
+    from odtk.files import check_apart, check_writable, write_atomic
 
-    files = {flag: path for flag, path in (("--output", output), ("--dot", dot), ("--png", png)) if path}
-    if len({Path(path).resolve() for path in files.values()}) < len(files):
-        raise DataError(f"{' and '.join(files)} name the same file; give them different file names.")
-    for path in files.values():
+    files = {"--output": output, "--dot": dot, "--png": png}
+    check_apart(files, _solve_inputs(csv_path, warm_start, api.WARM_STARTS))
+    for path in filter(None, files.values()):
         check_writable(path, force)
     if png:  # before solving: a missing matplotlib is a one-line error, not a lost solve
         from odtk.plotting import pyplot
@@ -284,6 +285,12 @@ def _solve_and_show(budget, model, dataset, csv_path, target, categorical_column
     if png:
         write_atomic(png, _picture(trained, training), force=force)
         click.echo(f"saved       {png}")
+
+
+def _solve_inputs(csv_path: str | None, warm_start: str | None, named: tuple[str, ...]) -> dict[str, str | None]:
+    """The files ``odtk solve`` reads, by the option or variable naming them."""
+    saved = None if warm_start is None or warm_start.lower() == "none" or warm_start in named else warm_start
+    return {"--csv": csv_path, "--warm-start": saved, "$ODTK_SOLVERS": os.environ.get("ODTK_SOLVERS")}
 
 
 def _warm_start(given: str | None, named: tuple[str, ...]):
@@ -353,15 +360,16 @@ def _column(target: str) -> str | int:
 @click.option("--model-file", required=True, type=click.Path(dir_okay=False), help="Saved model JSON.")
 @click.option("--csv", "csv_path", required=True, type=click.Path(dir_okay=False), help="Rows to classify.")
 @click.option("--output", type=click.Path(dir_okay=False), help="Write the CSV with a `prediction` column.")
-@click.option("--force", is_flag=True, help="Overwrite --output if it exists.")
+@click.option("--force", is_flag=True, help="Overwrite --output if it exists (never --model-file or --csv).")
 def predict(model_file: str, csv_path: str, output: str | None, force: bool) -> None:
     """Classify the rows of a CSV with a saved model."""
     import numpy as np
 
     from odtk.datasets import read_table
-    from odtk.files import check_writable, write_atomic
+    from odtk.files import check_apart, check_writable, write_atomic
     from odtk.models import TrainedModel
 
+    check_apart({"--output": output}, {"--model-file": model_file, "--csv": csv_path})
     if output:
         check_writable(output, force)
     trained = TrainedModel.load(model_file)

@@ -5,7 +5,8 @@ A device (``/dev/zero``), a FIFO or a folder given where odtk expects a file wou
 forever or block; a file far larger than anything odtk can use would fill the memory. Both
 are refused before reading, as an :class:`OSError` whose ``strerror`` says why (the callers
 turn it into their one-line message). A file odtk writes goes through a temporary file, never
-replacing one that exists unless asked (:func:`write_atomic`).
+replacing one that exists unless asked (:func:`write_atomic`), and never over a file the same
+command reads, even when asked (:func:`check_apart`).
 """
 from __future__ import annotations
 
@@ -76,6 +77,53 @@ def check_writable(path: str | os.PathLike, force: bool = False) -> Path:
         raise DataError(f"Folder {path.parent} is not writable; choose a folder you can write to.")
     return path
 
+
+def check_apart(outputs: dict[str, str | os.PathLike | None],
+                inputs: dict[str, str | os.PathLike | None]) -> None:
+    """Refuse a command that would write over a file it reads, or write one file twice.
+
+    Parameters
+    ----------
+    outputs, inputs
+        The files the command writes and reads, by the option (or variable) naming them;
+        ``None`` where none is given.
+
+    Raises
+    ------
+    DataError
+        When an output is the same file as an input or as an earlier output (see
+        :func:`same_file`), naming both options and the file; ``--force`` does not change this.
+    """
+    order = [*outputs, *inputs]  # options named in this order: outputs first
+    given = {option: path for option, path in inputs.items() if path}
+    for option, path in outputs.items():
+        if not path:
+            continue
+        for other, other_path in given.items():
+            if same_file(path, other_path):
+                first, second = sorted((option, other), key=order.index)
+                paths = {option: str(path), other: str(other_path)}
+                shown = paths[first] if paths[first] == paths[second] else f"{paths[first]} is {paths[second]}"
+                raise DataError(f"{first} and {second} name the same file ({shown}); odtk never writes over "
+                                "a file it reads or writes in the same command, even with --force: give them "
+                                "different file names.")
+        given[option] = path
+
+
+def same_file(first: str | os.PathLike, second: str | os.PathLike) -> bool:
+    """Whether two paths name one file: the same device and inode when both exist (a hard link,
+    a symbolic link, ``./``), else the same path once links and relative parts are resolved."""
+    try:
+        return os.path.samefile(first, second)
+    except OSError:  # one does not exist (yet), or cannot be examined
+        return _resolved(first) == _resolved(second)
+
+
+def _resolved(path: str | os.PathLike) -> Path:
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError):  # a symbolic link loop: the path as written, made absolute
+        return Path(os.path.abspath(path))
 
 
 def write_atomic(path: str | os.PathLike, content: str | bytes, force: bool = False) -> None:

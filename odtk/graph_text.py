@@ -3,10 +3,13 @@
 :class:`GraphText` renders a :class:`~odtk.models.DecisionGraph` (which inherits it), with the
 samples through each node and each leaf's classes when given, and with a fitted encoder in
 the original features' units and values (:func:`original_scale` undoes min-max scaling).
+Every text a user gave (class labels, feature names, category values) goes through
+:func:`isolated`, so that it cannot reorder the numbers drawn beside it.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import unicodedata
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -14,6 +17,25 @@ if TYPE_CHECKING:
     from odtk.datasets.encoders import FeatureEncoder
 
 Unscale = tuple[np.ndarray, np.ndarray]  # per encoded column: x_scaled = (x - offset) / scale
+# Unicode bidirectional classes: embeddings, overrides, isolates and paragraph breaks, which
+# reach past the text holding them, are shown escaped; right-to-left text is isolated.
+ESCAPED = frozenset({"LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI", "B"})
+RIGHT_TO_LEFT = frozenset({"R", "AL", "AN"})
+FSI, PDI = "\u2068", "\u2069"  # first strong isolate … pop directional isolate
+
+
+def isolated(text: Any) -> str:
+    """``text`` as odtk shows it beside its own words and numbers (on the terminal, in DOT and in
+    pictures): each bidirectional control character and line break escaped (``\\u202e``,
+    ``\\n``), so none is hidden and none reorders what follows (a right-to-left override would
+    show the count 17 as 71), and text holding right-to-left characters wrapped in a Unicode
+    isolate (FSI … PDI), so that it reads in its own direction without moving its neighbours.
+    Other text is returned unchanged."""
+    shown = "".join(char.encode("unicode_escape").decode("ascii")
+                    if unicodedata.bidirectional(char) in ESCAPED else char for char in str(text))
+    if any(unicodedata.bidirectional(char) in RIGHT_TO_LEFT for char in shown):
+        return f"{FSI}{shown}{PDI}"
+    return shown
 
 
 class GraphText:
@@ -44,17 +66,18 @@ class GraphText:
             attrs = self.graph.nodes[node]
             if mix is None or "label" not in attrs or counts[node] == 0:
                 return ""
-            per_class = ", ".join(f"{name}: {int(c)}" for name, c in zip(self.class_names, mix[node]))
+            per_class = ", ".join(f"{isolated(name)}: {int(c)}" for name, c in zip(self.class_names, mix[node]))
             return f"; {counts[node] - int(mix[node][attrs['label']])} misclassified; by class {per_class}"
 
         def describe(node) -> str:
             attrs = self.graph.nodes[node]
             if "label" in attrs:
+                label = isolated(self.class_names[attrs["label"]])
                 if node in expanded:
-                    return f"predict {self.class_names[attrs['label']]}  [node {node}, counted above]"
+                    return f"predict {label}  [node {node}, counted above]"
                 if self.graph.in_degree(node) > 1:
                     expanded.add(node)
-                return f"predict {self.class_names[attrs['label']]}  [node {node}]{share(node)}"
+                return f"predict {label}  [node {node}]{share(node)}"
             if node in expanded:
                 return f"go to node {node} (above)"
             return f"[node {node}] {self.test_text(node, encoder)} ?{share(node)}"
@@ -87,11 +110,11 @@ class GraphText:
         ``odor in {almond, anise}`` (with the ``encoder``; else the one-hot columns' names)."""
         attrs = self.graph.nodes[node]
         if "feature" in attrs:
-            return self.feature_names[attrs["feature"]]
+            return isolated(self.feature_names[attrs["feature"]])
         if "subset" in attrs:
             if encoder is not None:
-                return encoder.subset_text(attrs["subset"])
-            return " or ".join(self.feature_names[j] for j in attrs["subset"])
+                return isolated(encoder.subset_text(attrs["subset"]))
+            return " or ".join(isolated(self.feature_names[j]) for j in attrs["subset"])
         weights, threshold = np.asarray(attrs["weights"], dtype=float), float(attrs["threshold"])
         if encoder is not None:
             scale, offset = original_scale(encoder)
@@ -99,18 +122,18 @@ class GraphText:
         largest = float(np.abs(weights).max())
         if largest > 0:  # a positive factor changes nothing but makes the weights readable
             weights, threshold = weights / largest, threshold / largest
-        terms = [f"{w:+.4g}·{self.feature_names[j]}" for j, w in enumerate(weights) if w != 0]
+        terms = [f"{w:+.4g}·{isolated(self.feature_names[j])}" for j, w in enumerate(weights) if w != 0]
         if len(terms) == 1:  # read as an upper bound, as threshold tests are (see ``answer``)
             j = int(np.flatnonzero(weights)[0])
             side = "<" if weights[j] > 0 else "<="
-            return f"{self.feature_names[j]} {side} {threshold / weights[j]:.6g}"
+            return f"{isolated(self.feature_names[j])} {side} {threshold / weights[j]:.6g}"
         return f"{' '.join(terms) or '0'} >= {threshold:.6g}"
 
     def to_dot(self, counts: dict | None = None, encoder: FeatureEncoder | None = None) -> str:
         """Graphviz DOT source (with sample counts per node when ``counts`` is given)."""
         out = ["digraph odtk {", "  node [shape=box];"]
         for node, attrs in self.graph.nodes(data=True):
-            text = (f"predict {self.class_names[attrs['label']]}" if "label" in attrs
+            text = (f"predict {isolated(self.class_names[attrs['label']])}" if "label" in attrs
                     else f"{self.test_text(node, encoder)} ?").replace("\\", "\\\\").replace('"', '\\"')
             if counts:
                 text += f"\\n{counts[node]} samples, {100 * counts[node] / max(counts[self.root], 1):.1f}%"

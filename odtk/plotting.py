@@ -12,6 +12,7 @@ import pandas as pd
 from odtk.datasets.adapters import is_frame
 from odtk.datasets.encoders import FeatureEncoder
 from odtk.exceptions import ConfigError
+from odtk.graph_text import isolated
 from odtk.models import DecisionGraph, TrainedModel
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def plot_tree(model: Any, ax: Axes | None = None, *, X: Any = None, y: Any = Non
     boxes = {}
     for node, attrs in graph.graph.nodes(data=True):
         leaf = "label" in attrs
-        text = (str(classes[attrs["label"]]) if leaf
+        text = (isolated(classes[attrs["label"]]) if leaf
                 else textwrap.fill(graph.test_text(node, encoder) + " ?", WRAP))
         if counts is not None:
             text += "\n" + _count_text(counts[node], classes)
@@ -99,7 +100,7 @@ def _parts(model: Any, X: Any, y: Any) -> tuple[DecisionGraph, FeatureEncoder | 
 
 
 def _count_text(values: np.ndarray, classes: list) -> str:
-    per_class = ", ".join(f"{c}: {int(v)}" for c, v in zip(classes, values))
+    per_class = ", ".join(f"{isolated(c)}: {int(v)}" for c, v in zip(classes, values))
     return f"n = {int(values.sum())}\n" + textwrap.fill(per_class, WRAP)
 
 
