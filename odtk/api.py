@@ -17,6 +17,7 @@ import networkx as nx
 
 from odtk.budget import DEFAULT_TIME_LIMIT, Budget, Stopped, stop_on_signals
 from odtk.exceptions import ConfigError
+from odtk.model_checks import training_summary
 from odtk.models import DecisionGraph, TrainedModel
 from odtk.pipeline import search
 from odtk.pipeline.aggregate import distinct_rows
@@ -238,7 +239,8 @@ def _result(model: str, module, problem: Problem, dataset, shape: nx.DiGraph, hy
     trained = TrainedModel(best.graph, problem.encoder, list(problem.classes), model,
                            target=str(dataset.target.name),
                            summary={"dataset": dataset.name, "skeleton": skeleton, "depth": depth, **hyper,
-                                    "termination": best.termination, "objective": objective, "bound": bound})
+                                    "termination": best.termination, "objective": objective, "bound": bound},
+                           training=training_summary(best.graph, problem.X, problem.y))
     if budget.signal is not None:
         steps["stopped"] = {"signal": signal.Signals(budget.signal).name, "objective": objective,
                             "seconds": budget.elapsed()}

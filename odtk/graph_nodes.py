@@ -6,6 +6,9 @@ any other node, and its arcs, as a :class:`~odtk.exceptions.ModelFileError`.
 """
 from __future__ import annotations
 
+import math
+import reprlib
+from collections.abc import Hashable, Iterable
 from typing import Any
 
 import numpy as np
@@ -43,12 +46,34 @@ def check_node(node, attrs: dict, outs: list, n_features: int, n_classes: int) -
         raise ModelFileError(f"Node {node} tests a feature but lacks its two outgoing arcs.")
     if "feature" in attrs and not (is_index(attrs["feature"]) and 0 <= attrs["feature"] < n_features):
         raise ModelFileError(f"Node {node} tests feature {attrs['feature']!r}, which does not exist.")
-    if "subset" in attrs and not all(is_index(j) and 0 <= j < n_features for j in attrs["subset"]):
-        raise ModelFileError(f"Node {node} tests a subset of columns that do not exist.")
+    if "subset" in attrs:
+        check_subset(node, attrs["subset"], n_features)
     if "weights" in attrs and len(attrs["weights"]) != n_features:
         raise ModelFileError(f"Node {node} has {len(attrs['weights'])} weights for {n_features} features.")
     if "weights" in attrs and not all(map(is_number, [*attrs["weights"], attrs["threshold"]])):
         raise ModelFileError(f"Node {node} has a hyperplane whose weights or threshold are not finite numbers.")
+
+
+def check_subset(node, subset: Any, n_features: int) -> None:
+    """A ModelFileError unless ``subset`` lists existing columns, each once."""
+    if not isinstance(subset, (list, tuple, np.ndarray)) or len(subset) == 0 \
+            or not all(is_index(j) and 0 <= j < n_features for j in subset):
+        raise ModelFileError(f"Node {node} tests a subset of columns {reprlib.repr(subset)} that is empty or "
+                             f"names columns that do not exist (columns 0..{n_features - 1}).")
+    twice = first_repeat(subset)
+    if twice is not None:
+        raise ModelFileError(f"Node {node} tests the subset of columns {reprlib.repr(list(subset))}, which lists "
+                             f"column {twice} more than once.")
+
+
+def first_repeat(values: Iterable[Hashable]) -> Hashable | None:
+    """The first of ``values`` that repeats an earlier one (None if they are distinct)."""
+    seen: set = set()
+    for value in values:
+        if value in seen:
+            return value
+        seen.add(value)
+    return None
 
 
 def is_index(value: Any) -> bool:
@@ -57,7 +82,11 @@ def is_index(value: Any) -> bool:
 
 
 def is_number(value: Any) -> bool:
-    """A finite int or float (not a boolean)."""
-    return (isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-            and bool(np.isfinite(value)))
+    """A finite int or float (not a boolean; not an int beyond floating point)."""
+    if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, (bool, np.bool_)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 

@@ -18,7 +18,10 @@ form only when asked, so predicting needs neither networkx nor pandas. The text 
 renderings come from :class:`odtk.graph_text.GraphText`.
 
 A :class:`TrainedModel` adds what prediction on raw data needs (the fitted
-feature encoder and the original class labels) and is what ``--output`` saves.
+feature encoder and the original class labels) and is what ``--output`` saves, with its
+training summary (the training rows per leaf and class) when trained by odtk. Loading checks
+what each value means, not only its shape (:mod:`odtk.model_checks`); files of version 1 saved
+before the training summary existed load without it.
 """
 from __future__ import annotations
 
@@ -33,8 +36,9 @@ import numpy as np
 
 from odtk.exceptions import DataError, ModelFileError, OdtkError
 from odtk.files import read_regular, write_atomic
-from odtk.graph_nodes import NODE_KEYS, check_node, is_index, plain_attr
+from odtk.graph_nodes import NODE_KEYS, check_node, first_repeat, is_index, plain_attr
 from odtk.graph_text import GraphText
+from odtk.model_checks import check_tests, check_training, is_label
 from odtk.routing import Arcs, Router, grouped_rows, topological_order
 
 if TYPE_CHECKING:
@@ -172,6 +176,8 @@ class DecisionGraph(GraphText):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "DecisionGraph":
+        if not all(isinstance(data[key], list) for key in ("nodes", "arcs", "feature_names", "class_names")):
+            raise ModelFileError("its graph's nodes, arcs, feature_names and class_names must be lists")
         if len(data["nodes"]) > MAX_NODES:
             raise ModelFileError(f"its graph has {len(data['nodes']):,} nodes, more than the {MAX_NODES:,} "
                                  "odtk reads (a tree of depth 12 has 8,191)")
@@ -187,8 +193,10 @@ class DecisionGraph(GraphText):
                 raise ModelFileError(f"arc {ends[0]!r} -> {ends[1]!r} joins a node that is not in the file")
             if not isinstance(arc["outcome"], bool):
                 raise ModelFileError(f"arc {ends[0]} -> {ends[1]} has outcome {arc['outcome']!r}, not true or false")
+            if ends in arcs:
+                raise ModelFileError(f"arc {ends[0]} -> {ends[1]} is listed twice")
             arcs[ends] = arc["outcome"]
-        return cls._of(nodes, arcs, list(data["feature_names"]), list(data["class_names"]))
+        return cls._of(nodes, arcs, data["feature_names"], data["class_names"])
 
 
 NO_ROWS = np.zeros(0, dtype=np.intp)
@@ -201,7 +209,11 @@ def _plain(value: Any) -> Any:
 
 @dataclass
 class TrainedModel:
-    """A decision graph with its encoder and labels: predicts on raw data, saves to JSON."""
+    """A decision graph with its encoder and labels: predicts on raw data, saves to JSON.
+
+    ``training`` (None for models from older files): the training rows, how many the graph
+    classifies correctly and each leaf's rows per class (:func:`odtk.model_checks.training_summary`).
+    """
 
     graph: DecisionGraph
     encoder: FeatureEncoder
@@ -209,6 +221,7 @@ class TrainedModel:
     method: str
     target: str = "target"
     summary: dict[str, Any] = field(default_factory=dict)
+    training: dict[str, Any] | None = None
 
     def predict(self, features: Rows) -> np.ndarray:
         """Original class labels for raw feature rows (columns as in training; see
@@ -247,6 +260,7 @@ class TrainedModel:
             "encoder": self.encoder.to_dict(),
             "graph": self.graph.to_dict(),
             "summary": self.summary,
+            **({} if self.training is None else {"training": self.training}),
         }
 
     @classmethod
@@ -262,16 +276,22 @@ class TrainedModel:
         try:
             graph = DecisionGraph.from_dict(data["graph"])
             encoder = _encoder(data["encoder"])
-            classes, summary = data["classes"], data.get("summary", {})
+            classes, summary, training = data["classes"], data.get("summary", {}), data.get("training")
             if not isinstance(classes, list) or graph.class_names != [str(c) for c in classes]:
                 raise ModelFileError("inconsistent: its classes do not match the class names of its graph")
+            if not all(map(is_label, classes)):
+                raise ModelFileError(f"its classes {reprlib.repr(classes)} are not all text or finite numbers")
             if graph.feature_names != encoder.columns_:
                 raise ModelFileError("inconsistent: the encoded columns of its graph do not match its encoder")
+            check_tests(graph._nodes, encoder)
+            if training is not None:
+                labels = {node: attrs["label"] for node, attrs in graph._nodes.items() if "label" in attrs}
+                check_training(training, labels, len(classes))
             if not isinstance(summary, dict):
                 raise ModelFileError("its summary is not a mapping")
             if not all(isinstance(data[name], str) for name in ("method", "target")):
                 raise ModelFileError("its method and target must be text")
-            return cls(graph, encoder, classes, str(data["method"]), str(data["target"]), summary)
+            return cls(graph, encoder, classes, str(data["method"]), str(data["target"]), summary, training)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
             if isinstance(exc, KeyError):
                 reason = f"missing entry {exc}"
@@ -280,7 +300,7 @@ class TrainedModel:
             else:
                 reason = f"{type(exc).__name__}: {exc}"
             raise ModelFileError(f"The model file is damaged or edited ({reason}); restore the saved file or "
-                                 "re-train the model.") from None
+                                 "re-train the model (`odtk solve ... --output`).") from None
 
     def save(self, path: str | os.PathLike, force: bool = False) -> None:
         """Write JSON atomically; refuse to overwrite an existing file unless ``force``."""
@@ -297,17 +317,29 @@ class TrainedModel:
             raise ModelFileError(f"Cannot read model file {path} ({reason}); pass a model JSON saved by "
                                  "`odtk solve --output`.") from None
         try:
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=_unique_keys)
         except json.JSONDecodeError as exc:
             raise ModelFileError(f"Model file {path} is not valid JSON (truncated?): {exc.msg} "
                                  f"at line {exc.lineno}; restore the saved file or re-train the model.") from None
         except RecursionError:
             raise ModelFileError(f"Model file {path} is nested far deeper than a saved model; restore the "
                                  "saved file or re-train the model.") from None
+        except ModelFileError as exc:
+            raise ModelFileError(f"Model file {path} is damaged or edited ({exc}); restore the saved file or "
+                                 "re-train the model (`odtk solve ... --output`).") from None
         try:
             return cls.from_dict(data)
         except ModelFileError as exc:
             raise ModelFileError(f"{path}: {exc}") from None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as a dict; a ModelFileError if it names an entry twice (which would be read
+    as the last one silently)."""
+    twice = first_repeat(key for key, _ in pairs)
+    if twice is not None:
+        raise ModelFileError(f"an object names the entry {twice!r} twice")
+    return dict(pairs)
 
 
 def _encoder(data: dict[str, Any]) -> FeatureEncoder:

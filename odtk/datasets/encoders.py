@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from odtk.datasets.adapters import Dataset, Table, as_table, first_row, infer_kinds, is_frame
-from odtk.exceptions import ConfigError, DataError, OdtkWarning
+from odtk.exceptions import ConfigError, DataError, ModelFileError, OdtkWarning
+from odtk.model_checks import saved_params
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -391,32 +392,17 @@ class FeatureEncoder:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FeatureEncoder:
-        """Rebuild a fitted encoder from :meth:`to_dict` output."""
+        """Rebuild a fitted encoder from :meth:`to_dict` output (a ModelFileError for parameters
+        fitting cannot make, see :func:`odtk.model_checks.saved_params`)."""
         encoder = cls(data["mode"], data["thresholds"], data["max_thresholds"])
-        encoder.kinds_ = {str(name): str(kind) for name, kind in data["kinds"].items()}
-        encoder.params_ = {name: encoder._saved_params(name, kind, data["params"][name])
+        kinds, params = data["kinds"], data["params"]
+        if not (isinstance(kinds, dict) and isinstance(params, dict) and set(kinds) == set(params)):
+            raise ModelFileError("its encoder's kinds and params do not name the same columns")
+        encoder.kinds_ = {str(name): str(kind) for name, kind in kinds.items()}
+        encoder.params_ = {name: saved_params(encoder.mode, name, kind, params[name])
                            for name, kind in encoder.kinds_.items()}
         encoder._layout()
         return encoder
-
-    def _saved_params(self, name: str, kind: str, params: Any) -> list:
-        """Saved parameters of one column if they are what :meth:`fit` makes; else a DataError."""
-        numbers = isinstance(params, list) and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v) for v in params)
-        if kind == "binary":
-            valid, expected = params == [], "no parameters"
-        elif kind == "categorical":
-            valid, expected = isinstance(params, list) and all(
-                isinstance(v, (str, int, float)) for v in params), "a list of category values"
-        elif kind == "numeric" and self.mode == "scaled":
-            valid, expected = numbers and len(params) == 2 and params[0] <= params[1], "[min, max]"
-        elif kind == "numeric":
-            valid, expected = numbers and all(np.diff(params) > 0), "increasing finite thresholds"
-        else:
-            raise DataError(f"column {name!r} has unknown kind {kind!r}; kinds are binary, numeric, categorical")
-        if not valid:
-            raise DataError(f"column {name!r} ({kind}) has parameters that are not {expected}")
-        return list(params)
 
 
 def _texts(categories: list) -> tuple[np.ndarray, np.ndarray]:
