@@ -282,8 +282,8 @@ def test_missing_solver(case, out, use_registry, tmp_path):
                           "install": "pip install odtk-no-such-package"}
     use_registry(write_registry(tmp_path / "solvers.yaml", entries))
     name, words = {
-        "cbc-binary": ("cbc", [f"the CBC binary {tmp_path / 'no-such-cbc'} is missing",
-                               'install with: pip install "odtk[cbc]"']),
+        "cbc-binary": ("cbc", [f"the CBC binary {tmp_path / 'no-such-cbc'} (the registry's executable) is missing",
+                               "correct the path"]),
         "python-package": ("myhighs", ["No module named 'odtk_no_such_package'",
                                        "install with: pip install odtk-no-such-package"]),
         "unregistered": ("cplexx", ["Unknown solver 'cplexx'", "Known solvers:", "highs"]),

@@ -32,27 +32,35 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 
+from odtk.exceptions import ConfigError, SolverUnavailableError
 from odtk.solvers.highs import write_mps
 from odtk.solvers.isolated import GRACE, POLL, Watch
 from odtk.solvers.options import SolverOptions
-from odtk.solvers.registry import SolverSpec
+from odtk.solvers.registry import SolverSpec, parameter_error
 from odtk.solvers.standard_form import FEASIBILITY_TOLERANCE, StandardForm, model_violation
 
 BACKEND = "cbc"
 STOP_WAIT = 1.0  # seconds CBC has, after the first SIGINT, to write its solution and end
+PROBE_SECONDS = 5.0  # seconds CBC has to answer ``-quit`` (it takes milliseconds)
+# CBC's reply to a parameter it does not have or a value it refuses, as it reads its command line
+# (recent builds; CBC 2.10 says "No match for")
+_COMPLAINT = re.compile(r"Unrecognized parameter|Illegal (?:parameter value|keyword)|was provided for .* valid "
+                        r"range|Multiple matches for|No match for")
 log = logging.getLogger(__name__)
 
 
 def cbc_binary(spec: SolverSpec) -> str:
-    """The CBC binary: the registry's ``executable``, else the one cbcbox ships."""
+    """The CBC binary: the registry's ``executable``, else the one cbcbox ships. A user-named one
+    that cannot run is a SolverUnavailableError (installing cbcbox would not help)."""
     if spec.executable:
         path = shutil.which(spec.executable)
         if path is None:
-            raise FileNotFoundError(f"the CBC binary {spec.executable} is missing or not executable")
+            raise SolverUnavailableError(f"the CBC binary {spec.executable} (the registry's executable) "
+                                         f"{_unrunnable(Path(spec.executable))}")
         return path
     cbcbox = importlib.import_module("cbcbox")
     path = cbcbox.cbc_bin_path()
@@ -61,10 +69,31 @@ def cbc_binary(spec: SolverSpec) -> str:
     return path
 
 
+def _unrunnable(path: Path) -> str:
+    """Why ``path``, which the search for a program did not find runnable, cannot be run."""
+    if path.is_dir():
+        return "is a folder, not a program; name the CBC binary itself"
+    if path.exists():
+        return "is not executable; make it so (chmod +x) or name another binary"
+    where = "on the PATH" if os.sep not in str(path) else "there"
+    return f"is missing (no such file {where}); correct the path in the solver registry"
+
+
 def version(spec: SolverSpec) -> str:
-    """The version CBC's banner gives (else the cbcbox package's)."""
-    out = subprocess.run([cbc_binary(spec), "-quit"], capture_output=True, text=True, timeout=30)
-    first = out.stdout.strip().splitlines()[0] if out.stdout.strip() else ""
+    """The version CBC's banner gives (else the cbcbox package's); a CBC that does not answer
+    ``-quit`` within :data:`PROBE_SECONDS` is a SolverUnavailableError."""
+    binary = cbc_binary(spec)
+    with subprocess.Popen([binary, "-quit"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True, errors="replace", start_new_session=True) as probe:
+        try:
+            stdout, _ = probe.communicate(timeout=PROBE_SECONDS)
+        except subprocess.TimeoutExpired:
+            os.killpg(probe.pid, signal.SIGKILL)  # its children too, which may hold the pipe open
+            probe.communicate()
+            raise SolverUnavailableError(f"the CBC binary {binary} did not answer within {PROBE_SECONDS:g} s "
+                                         "(asked for its version with -quit); check that the registry's "
+                                         "executable is CBC") from None
+    first = stdout.strip().splitlines()[0] if stdout.strip() else ""
     match = re.search(r"CBC\s+(.*?)\s+[—-]", first)
     return match.group(1) if match else importlib.metadata.version("cbcbox")
 
@@ -98,14 +127,16 @@ def _run_cbc(form: StandardForm, spec: SolverSpec, options: SolverOptions, prepr
         handoff = time.perf_counter() - start
         options = options.less(handoff)  # the hand-off counts against the limit
         args = [binary, str(mps)]
-        # CBC reports its bound and node count only with its log on: keep it on, show it with options.log
-        for key, value in {**options.native(spec), "log": 1}.items():
+        given = options.native(spec, fit)
+        for key, value in given.items():
             args += [f"-{key}", str(value)]
         args += _cbc_start_and_cutoff(form, Path(tmp))
         args += [] if preprocess else ["-preprocess", "off"]
         args += ["-solve", "-solu", str(sol)]
         run = _CbcRun(form, options)
         returncode = run.run(args)
+        if run.complaint is not None:
+            raise _refused(spec, given, run.complaint)
         if run.stopped is not None:
             return run.stopped_outcome(sol, form, handoff)
         if returncode != 0 or not sol.exists():
@@ -125,6 +156,7 @@ class _CbcRun:
         self.progress = CbcLog(form.maximize)
         self.lines: list[str] = []
         self.stopped: str | None = None
+        self.complaint: str | None = None  # CBC's reply refusing a parameter: it is stopped at once
 
     @property
     def stdout(self) -> str:
@@ -166,8 +198,10 @@ class _CbcRun:
                 return reason
 
     def _reason(self) -> str | None:
-        """Why CBC must stop now: "interrupted" (a signal), "time_limit" (the budget's deadline,
-        or the time limit plus GRACE), else None."""
+        """Why CBC must stop now: "refused" (it refused a parameter), "interrupted" (a signal),
+        "time_limit" (the budget's deadline, or the time limit plus GRACE), else None."""
+        if self.complaint is not None:
+            return "refused"
         if self.watch.should_stop():
             budget = self.watch.budget
             return "interrupted" if self.watch.pressed or budget.stop_requested else "time_limit"
@@ -179,6 +213,8 @@ class _CbcRun:
         """Read CBC's log to its end: keep it, report its progress, show it with ``options.log``."""
         for line in stream:
             self.lines.append(line)
+            if self.complaint is None and _COMPLAINT.search(line):
+                self.complaint = line.strip()
             if self.show:
                 log.info(line.rstrip("\n"))
             if self.progress.read(line):
@@ -202,6 +238,24 @@ class _CbcRun:
     def _signal_name(self) -> str:
         budget = self.watch.budget
         return signal.Signals(budget.signal).name if budget is not None and budget.signal else "SIGINT"
+
+
+def fit(option: str, value: Any) -> Any:
+    """An option's value as CBC takes it: its log stays on (level 1), since CBC reports its bound
+    and node count only in its log; odtk shows the log with ``options.log``."""
+    return 1 if option == "log" else value
+
+
+def _refused(spec: SolverSpec, given: dict[str, Any], complaint: str) -> Exception:
+    """The one-line error for CBC's ``complaint`` about one of the parameters ``given``: the one
+    it names (by name or value), else all of them."""
+    named = [key for key in given if re.search(rf"\b{re.escape(key)}\b", complaint)] or [
+        key for key, value in given.items() if re.search(rf"(?<!\S){re.escape(str(value))}\b", complaint)]
+    if len(named) == 1:
+        return parameter_error(spec, named[0], given[named[0]], f"CBC says {complaint!r}")
+    listed = " ".join(f"-{key} {value}" for key, value in given.items())
+    return ConfigError(f"{spec.name} refuses one of its parameters ({listed}): CBC says {complaint!r}; correct "
+                       "it in the solver registry (solvers.yaml, or the file $ODTK_SOLVERS names).")
 
 
 def _hangup_ignored(args: list[str]) -> list[str]:

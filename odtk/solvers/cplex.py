@@ -21,7 +21,7 @@ import numpy as np
 from odtk.solvers.gurobi import CallbackWatch, bounded
 from odtk.solvers.highs import write_mps
 from odtk.solvers.options import SolverOptions
-from odtk.solvers.registry import SolverSpec, licence_error
+from odtk.solvers.registry import SolverSpec, licence_error, parameter_error
 from odtk.solvers.standard_form import LazyRow, StandardForm
 
 BACKEND = "cplex"
@@ -55,11 +55,35 @@ def quiet_cplex(cplex_module, log: bool = False):
     return problem
 
 
-def _set_cplex_parameter(problem, dotted: str, value: Any) -> None:
+def _parameter(problem, dotted: str) -> Any:
+    """CPLEX's parameter of the dotted name (``mip.tolerances.mipgap``), or None."""
     target = problem.parameters
     for part in dotted.split("."):
-        target = getattr(target, part)
-    target.set(value)
+        target = getattr(target, part, None)
+    return target if hasattr(target, "set") else None
+
+
+def has_parameter(name: str) -> bool:
+    """Whether CPLEX has the parameter ``name`` (dotted)."""
+    problem = quiet_cplex(importlib.import_module("cplex"))
+    try:
+        return _parameter(problem, name) is not None
+    finally:
+        problem.end()
+
+
+def _set_options(cplex, problem, spec: SolverSpec, options: SolverOptions) -> None:
+    """odtk's options under CPLEX's dotted names (``mip.tolerances.mipgap``), each checked: a
+    parameter CPLEX does not have or a value it refuses is a one-line ConfigError."""
+    for key, value in options.native(spec).items():
+        target = _parameter(problem, key)
+        if target is None:
+            raise parameter_error(spec, key, value, "CPLEX has no parameter of this name")
+        try:
+            target.set(value)
+        except (cplex.exceptions.CplexError, TypeError, ValueError) as exc:
+            reason = " ".join(str(exc).split())
+            raise parameter_error(spec, key, value, f"CPLEX refuses this value ({reason})") from None
 
 
 def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
@@ -71,8 +95,7 @@ def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
         _add_model(cplex, problem, form)
         handoff = time.perf_counter() - start
         options = options.less(handoff)  # the hand-off counts against the limit
-        for key, value in options.native(spec).items():
-            _set_cplex_parameter(problem, key, value)
+        _set_options(cplex, problem, spec, options)
         watch = CallbackWatch(options)
         _register_callbacks(cplex, problem, form, watch)
         try:

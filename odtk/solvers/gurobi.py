@@ -23,7 +23,7 @@ import numpy as np
 
 from odtk.solvers.isolated import GRACE, Watch
 from odtk.solvers.options import SolverOptions
-from odtk.solvers.registry import SolverSpec, licence_error
+from odtk.solvers.registry import SolverSpec, licence_error, parameter_error
 from odtk.solvers.standard_form import StandardForm
 
 BACKEND = "gurobipy"
@@ -134,8 +134,7 @@ def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
             model.Params.PreCrush = 1  # cuts on the original model's variables
         handoff = time.perf_counter() - start
         options = options.less(handoff)  # the hand-off counts against the limit
-        for key, value in options.native(spec).items():
-            model.setParam(key, value)
+        _set_options(gp, model, spec, options)
         watch = CallbackWatch(options)
         try:
             with watch.running():
@@ -145,6 +144,23 @@ def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
                 raise licence_error(spec, form.size, refused=True) from None
             raise
         return _outcome(gp, model, x, watch, handoff)
+
+
+def has_parameter(name: str) -> bool:
+    """Whether Gurobi has the parameter ``name``."""
+    gp = importlib.import_module("gurobipy")
+    with gp.Env(params={"OutputFlag": 0}) as env, gp.Model(env=env) as model:
+        return model.getParamInfo(name) is not None
+
+
+def _set_options(gp, model, spec: SolverSpec, options: SolverOptions) -> None:
+    """odtk's options under Gurobi's names, each checked: a parameter Gurobi does not have or a
+    value it refuses is a one-line ConfigError."""
+    for key, value in options.native(spec).items():
+        try:
+            model.setParam(key, value)
+        except (gp.GurobiError, TypeError, ValueError) as exc:
+            raise parameter_error(spec, key, value, f"Gurobi says: {exc}") from None
 
 
 def _add_model(gp, model, form: StandardForm):

@@ -11,11 +11,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from odtk.exceptions import ConfigError
 from odtk.solvers import isolated
 from odtk.solvers.isolated import Watch
 from odtk.solvers.options import OPTIMALITY_TOLERANCE, SolverOptions
-from odtk.solvers.registry import SolverSpec
+from odtk.solvers.registry import SolverSpec, parameter_error
 from odtk.solvers.standard_form import StandardForm
 
 BACKEND = "highspy"
@@ -75,14 +74,14 @@ def new_highs(log: bool = False):
 
     if log:
         return highspy.Highs()
-    with _silenced_descriptors():
+    with silenced_descriptors():
         highs = highspy.Highs()
     highs.setOptionValue("output_flag", False)
     return highs
 
 
 @contextlib.contextmanager
-def _silenced_descriptors():
+def silenced_descriptors():
     """Point file descriptors 1 and 2 at /dev/null (C libraries write there, not to sys.stdout);
     a descriptor that is closed stays closed."""
     for stream in (sys.stdout, sys.stderr):
@@ -135,10 +134,7 @@ def _run_highs(form: StandardForm, spec: SolverSpec, options: SolverOptions,
     if form.cutoff is not None:
         highs.setOptionValue("objective_bound", form.cutoff if not form.maximize else -form.cutoff)
     handoff = time.perf_counter() - start
-    for key, value in isolated.after_handoff(options, handoff).native(spec).items():
-        if highs.setOptionValue(key, bool(value) if key == "output_flag" else value) != highspy.HighsStatus.kOk:
-            raise ConfigError(f"HiGHS has no option {key} taking the value {value!r}; correct it in the solver "
-                              "registry (solvers.yaml, or the file $ODTK_SOLVERS names).")
+    set_options(highs, spec, isolated.after_handoff(options, handoff))
     _run_watched(highs, form, Watch(options.budget))
     status = highs.getModelStatus()
     info = highs.getInfo()
@@ -157,6 +153,31 @@ def _run_highs(form: StandardForm, spec: SolverSpec, options: SolverOptions,
     return dict(termination=termination, values=values, bound=bound, handoff=handoff,
                 message=highs.modelStatusToString(status), nodes=int(info.mip_node_count),
                 start_returned=start_returned)
+
+
+def fit(option: str, value: Any) -> Any:
+    """An option's value as HiGHS takes it: the log switch is a boolean."""
+    return bool(value) if option == "log" else value
+
+
+def has_parameter(name: str) -> bool:
+    """Whether HiGHS has the option ``name``."""
+    import highspy
+
+    return new_highs().getOptionType(name)[0] == highspy.HighsStatus.kOk
+
+
+def set_options(highs, spec: SolverSpec, options: SolverOptions) -> None:
+    """Set ``options`` under HiGHS's names on ``highs``, each checked: an option HiGHS does not
+    have or a value it refuses is a one-line ConfigError."""
+    import highspy
+
+    for key, value in options.native(spec, fit).items():
+        if highs.setOptionValue(key, value) == highspy.HighsStatus.kOk:
+            continue
+        known = highs.getOptionType(key)[0] == highspy.HighsStatus.kOk
+        raise parameter_error(spec, key, value, "HiGHS refuses this value (see its option list for the type "
+                              "and range)" if known else "HiGHS has no option of this name")
 
 
 def _highs_model(form: StandardForm, log: bool):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from odtk.exceptions import ConfigError, SolveError
 from odtk.solvers.standard_form import ModelSize
@@ -57,19 +57,17 @@ class SolverOptions:
             return self
         return replace(self, time_limit=max(self.time_limit - seconds, 0.0))
 
-    def native(self, spec: SolverSpec) -> dict[str, Any]:
-        """The options that are set, under the solver's native names (after the model's
-        ``settings``, which they override). Without ``mip_gap`` the
-        solver is asked for a zero relative gap: odtk calls a result optimal only when its
-        bound meets its objective (:func:`verified_termination`)."""
-        values = {k: getattr(self, k) for k in OPTION_NAMES if k != "log"}
-        values["mip_gap"] = self.mip_gap or 0.0
-        out = {spec.options[k]: v for k, v in values.items() if v is not None and k in spec.options}
-        if "log" in spec.options:
-            out[spec.options["log"]] = int(self.log)
+    def native(self, spec: SolverSpec, fit: Callable[[str, Any], Any] | None = None) -> dict[str, Any]:
+        """The options that are set, under the solver's native names, after the model's
+        ``settings`` (which they override); ``fit(option, value)`` gives a value in the form the
+        solver takes. The log switch is 0 or 1. Without ``mip_gap`` the solver is asked for a zero
+        relative gap: odtk calls a result optimal only when its bound meets its objective
+        (:func:`verified_termination`)."""
+        values = {name: getattr(self, name) for name in OPTION_NAMES}
+        values.update(mip_gap=self.mip_gap or 0.0, log=int(self.log))
+        out = {spec.options[name]: value if fit is None else fit(name, value)
+               for name, value in values.items() if value is not None and name in spec.options}
         return {**self.settings, **out}
-
-
 
 
 @dataclass(frozen=True)

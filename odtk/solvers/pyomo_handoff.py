@@ -20,7 +20,7 @@ import numpy as np
 from odtk.solvers.cbc import cbc_binary
 from odtk.solvers.gurobi import bounded
 from odtk.solvers.options import SolverOptions
-from odtk.solvers.registry import SolverSpec, licence_error, refused_for_size
+from odtk.solvers.registry import SolverSpec, licence_error, native_parameters, refused_for_size
 from odtk.solvers.standard_form import StandardForm
 
 
@@ -31,7 +31,7 @@ def solve(instance, form: StandardForm, spec: SolverSpec, options: SolverOptions
     start = time.perf_counter()
     kwargs = {"executable": cbc_binary(spec)} if spec.backend == "cbc" else {}
     solver = pyo.SolverFactory(spec.pyomo["oneshot"], **kwargs)
-    for key, value in options.native(spec).items():
+    for key, value in native_parameters(spec, options).items():
         if key != spec.options.get("log"):  # the log is the interface's tee
             solver.options[key.replace(".", "_")] = value
     quiet = contextlib.nullcontext() if options.log else contextlib.redirect_stderr(io.StringIO())

@@ -14,6 +14,7 @@ import importlib.metadata
 import importlib.resources
 import os
 import pkgutil
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -22,11 +23,17 @@ import yaml
 
 from odtk.exceptions import ConfigError, LicenceLimitError, SolverUnavailableError
 from odtk.files import read_regular
-from odtk.solvers.options import OPTION_NAMES
+from odtk.solvers.options import OPTION_NAMES, SolverOptions
 from odtk.solvers.standard_form import ModelSize
 
 CAPABILITIES = ("lazy_callbacks", "user_cuts", "warm_start", "persistent", "cutoff")
 KINDS = ("milp", "sat")
+# the options every entry of a kind must map to a native parameter, else they would be dropped: a
+# MILP solver is given odtk's time limit, gap, threads and seed (its log is switched by the backend
+# itself where it has no mapping). A SAT solver is given none: odtk stops each python-sat query at
+# its deadline, a SAT answer has no gap, and python-sat runs one thread without a seed.
+REQUIRED_OPTIONS = {"milp": ("time_limit", "mip_gap", "threads", "seed"), "sat": ()}
+SAT_OPTIONS = ("time_limit",)  # what a SAT entry may map (odtk's own deadline, for the listing)
 _REQUIRED_KEYS = {"description", "package", "install", "backend", "pyomo", "licence",
                   "options", "capabilities"}
 _OPTIONAL_KEYS = {"size_limit", "kind", "executable", "settings"}
@@ -82,12 +89,7 @@ def _validate_entry(name: Any, entry: Any, source: str) -> SolverSpec:
         raise ConfigError(f"{where}: kind {entry['kind']!r} is not one of {KINDS}.")
     if entry["backend"] not in backends():
         raise ConfigError(f"{where}: backend {entry['backend']!r} is not one of {tuple(backends())}.")
-    options = entry["options"]
-    if not isinstance(options, dict) or set(options) - set(OPTION_NAMES) or not all(
-        isinstance(native, str) for native in options.values()
-    ):
-        raise ConfigError(f"{where}: options may only name {OPTION_NAMES}, each mapped to the solver's "
-                          "own parameter name.")
+    _check_options(entry["options"], entry.get("kind", "milp"), where)
     caps = entry["capabilities"]
     if not isinstance(caps, dict) or set(caps) != set(CAPABILITIES) or not all(
         isinstance(v, bool) for v in caps.values()
@@ -115,6 +117,26 @@ def _validate_entry(name: Any, entry: Any, source: str) -> SolverSpec:
     return SolverSpec(name=name, **entry)
 
 
+def _check_options(options: Any, kind: str, where: str) -> None:
+    """``options`` maps odtk's option names to distinct native parameter names, and maps every
+    one that a solver of ``kind`` must be given (:data:`REQUIRED_OPTIONS`)."""
+    allowed = OPTION_NAMES if kind == "milp" else SAT_OPTIONS
+    if not isinstance(options, dict) or set(options) - set(allowed) or not all(
+        isinstance(native, str) and native.strip() for native in options.values()
+    ):
+        raise ConfigError(f"{where}: options may only name {allowed}, each mapped to the solver's "
+                          "own parameter name.")
+    missing = [name for name in REQUIRED_OPTIONS[kind] if name not in options]
+    if missing:
+        raise ConfigError(f"{where}: options do not map {', '.join(missing)}, so odtk could not pass "
+                          f"{'them' if len(missing) > 1 else 'it'} on; add the solver's own parameter name "
+                          f"for each, e.g. options: {{{missing[0]}: <its name>}}.")
+    shared = sorted({native for native in options.values() if list(options.values()).count(native) > 1})
+    if shared:
+        raise ConfigError(f"{where}: options map several of odtk's options to {shared[0]}; give each its own "
+                          "parameter.")
+
+
 def _check_settings(settings: Any, where: str) -> None:
     """``settings`` maps model names to native parameters and plain values (text, numbers, true/false)."""
     if not isinstance(settings, dict) or not all(
@@ -139,7 +161,11 @@ def load_registry(path: str | os.PathLike | None = None) -> dict[str, SolverSpec
             raise ConfigError(f"Cannot read solver registry {source}: {exc.strerror}; check the path "
                               "(given by $ODTK_SOLVERS).") from None
     raw = parse_yaml(text, f"Solver registry {source}")
-    if not isinstance(raw, dict) or not raw:
+    if raw == {}:
+        raise ConfigError(f"Solver registry {source} lists no solvers; add at least one entry (copy one "
+                          "from odtk's bundled solvers.yaml, e.g. highs), or unset $ODTK_SOLVERS to use "
+                          "the bundled registry.")
+    if not isinstance(raw, dict):
         got = "nothing" if raw is None else type(raw).__name__
         raise ConfigError(f"Solver registry {source} must map solver names to entries, got {got}; "
                           "copy the layout of odtk's bundled solvers.yaml.")
@@ -192,11 +218,53 @@ def registry() -> dict[str, SolverSpec]:
     return load_registry(os.environ.get("ODTK_SOLVERS") or None)
 
 
+def native_parameters(spec: SolverSpec, options: SolverOptions) -> dict[str, Any]:
+    """The native parameters odtk sets on ``spec``'s solver for ``options``: the model's
+    ``settings``, then odtk's options under their native names, each as the backend passes it
+    (its ``fit(option, value)``, e.g. SCIP's verbosity for the log switch)."""
+    return options.native(spec, getattr(backends()[spec.backend], "fit", None))
+
+
+def parameter_error(spec: SolverSpec, key: str, value: Any, reason: str) -> ConfigError:
+    """The one-line error for a native parameter ``key`` (set to ``value``; None: not yet given
+    one) that ``spec``'s solver refused for ``reason``, naming where the parameter comes from and
+    where to correct it."""
+    source = next((f" (odtk's {name})" for name, native in spec.options.items() if native == key),
+                  " (from its settings)")
+    shown = key if value is None else f"{key}={value!r}"
+    return ConfigError(f"{spec.name} refuses the parameter {shown}{source}: {reason}; correct it in "
+                       "the solver registry (solvers.yaml, or the file $ODTK_SOLVERS names).")
+
+
+def check_parameter_names(spec: SolverSpec, names: Iterable[str] = ()) -> None:
+    """Where ``spec``'s solver is installed and its backend can look names up (``has_parameter``;
+    CBC's are checked as it reads its command line), a ConfigError for the first of its entry's
+    native option names, then of ``names``, that the solver does not have: before anything runs."""
+    has_parameter = getattr(backends()[spec.backend], "has_parameter", None)
+    if has_parameter is None or not solver_status(spec.name).available:
+        return
+    for key in [*spec.options.values(), *names]:
+        if not _known(spec.backend, key):
+            raise parameter_error(spec, key, None, "the solver has no parameter of this name")
+
+
+@functools.cache
+def _known(backend: str, key: str) -> bool:
+    """Whether the solver of ``backend`` has the parameter ``key`` (asked once per name)."""
+    return backends()[backend].has_parameter(key)
+
+
 def model_settings(solver: str, model: str) -> dict[str, Any]:
     """The native parameters the registry sets on ``solver`` for ``model`` (none when the
-    registry does not list the solver)."""
+    registry does not list the solver); where the solver is installed, each of these and of its
+    options' native names is first looked up in it (:func:`check_parameter_names`), so that a
+    misspelt one stops a solve before its data is read."""
     spec = registry().get(solver)
-    return dict(spec.settings.get(model, {})) if spec is not None else {}
+    if spec is None:
+        return {}
+    settings = dict(spec.settings.get(model, {}))
+    check_parameter_names(spec, settings)
+    return settings
 
 
 def get_spec(name: str, specs: dict[str, SolverSpec] | None = None) -> SolverSpec:
@@ -246,7 +314,10 @@ def solver_status(name: str) -> SolverStatus:
             licence = "size-limited" if over_limit_rejected(spec) else "full"
     except Exception as exc:  # any failure to import or start means "not available"
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        return SolverStatus(name, False, None, "missing", f"{reason}; install with: {spec.install}")
+        # a SolverUnavailableError is about what the registry names (a user's binary): installing
+        # the package would not help
+        advice = "" if isinstance(exc, SolverUnavailableError) else f"; install with: {spec.install}"
+        return SolverStatus(name, False, None, "missing", reason + advice)
     detail = spec.description
     if licence == "size-limited":
         limit = spec.size_limit
@@ -266,6 +337,7 @@ def require_solver(name: str) -> SolverSpec:
     status = solver_status(name)
     if not status.available:
         raise SolverUnavailableError(f"Solver {name!r} is not available: {status.detail}.")
+    check_parameter_names(spec)
     return spec
 
 

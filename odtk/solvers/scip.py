@@ -13,14 +13,15 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
 from odtk.solvers import isolated
+from odtk.solvers.highs import silenced_descriptors
 from odtk.solvers.isolated import Watch
 from odtk.solvers.options import SolverOptions
-from odtk.solvers.registry import SolverSpec
+from odtk.solvers.registry import SolverSpec, parameter_error
 from odtk.solvers.standard_form import LazyRow, StandardForm
 
 BACKEND = "pyscipopt"
@@ -69,14 +70,37 @@ def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
         model.freeProb()  # now: the callbacks hold the model in a reference cycle
 
 
+def fit(option: str, value: Any) -> Any:
+    """An option's value in SCIP's range: the log switch becomes SCIP's verbosity, threads are at
+    most 64, a seed is taken modulo 2^31."""
+    return {"log": lambda: _VERBOSE * value, "threads": lambda: min(value, _MAX_THREADS),
+            "seed": lambda: value % 2**31}.get(option, lambda: value)()
+
+
+def has_parameter(name: str) -> bool:
+    """Whether SCIP has the parameter ``name``."""
+    from pyscipopt import Model
+
+    model = Model()
+    model.hideOutput()
+    try:
+        model.getParam(name)
+    except KeyError:
+        return False
+    return True
+
+
 def _set_options(model, spec: SolverSpec, options: SolverOptions) -> None:
-    """odtk's options under SCIP's names, in SCIP's ranges: the log switch becomes SCIP's
-    verbosity, threads are at most 64, a seed is taken modulo 2^31."""
-    native = {spec.options[name]: name for name in spec.options}
-    for key, value in options.native(spec).items():
-        fitted = {"log": lambda: _VERBOSE * int(value), "threads": lambda: min(value, _MAX_THREADS),
-                  "seed": lambda: value % 2**31}.get(native[key], lambda: value)()
-        model.setParam(key, fitted)
+    """odtk's options under SCIP's names, each checked: a parameter SCIP does not have or a value
+    it refuses is a one-line ConfigError (SCIP's own report of it, on standard error, silenced)."""
+    for key, value in options.native(spec, fit).items():
+        try:
+            with silenced_descriptors():
+                model.setParam(key, value)
+        except KeyError:
+            raise parameter_error(spec, key, value, "SCIP has no parameter of this name") from None
+        except (ValueError, TypeError, LookupError) as exc:
+            raise parameter_error(spec, key, value, f"SCIP refuses this value ({exc})") from None
 
 
 def _read_form(model, form: StandardForm) -> list:

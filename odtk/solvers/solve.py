@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import math
 import time
 from typing import Callable
@@ -13,12 +14,13 @@ from odtk.exceptions import ConfigError
 from odtk.solvers import pyomo_handoff
 from odtk.solvers.options import SolverOptions, SolverOutcome, verified_termination
 from odtk.solvers.registry import (SolverSpec, available_solvers, backends, check_licence, get_spec,
-                                   require_solver, solver_status)
+                                   native_parameters, require_solver, solver_status)
 from odtk.solvers.root_cuts import root_cut_loop
 from odtk.solvers.standard_form import (FEASIBILITY_TOLERANCE, StandardForm, held_values, lazy_rows, load_values,
                                         model_violation, to_standard_form)
 
 HANDOFFS = ("native", "pyomo")
+log = logging.getLogger(__name__)
 
 
 def solve_instance(instance, solver: str, options: SolverOptions | None = None,
@@ -97,7 +99,11 @@ def checked_outcome(form: StandardForm, spec: SolverSpec, options: SolverOptions
     """What a backend returned for ``form`` (``raw``, after ``seconds``), checked: a solution
     must meet the model's rows, bounds and integrality (it is then loaded into the variables,
     also when the solve was interrupted or timed out), and "optimal" needs a bound that meets the
-    objective."""
+    objective. The native parameters the solver was given are logged (``--log``) and kept in the
+    outcome (``native``; the time limit as before the hand-off's seconds came off it)."""
+    given = native_parameters(spec, options)
+    log.info("%s was given %s", spec.name, " ".join(f"{key}={value:g}" if isinstance(value, float)
+                                                     else f"{key}={value}" for key, value in given.items()))
     values = raw["values"]
     if values is not None and (violation := model_violation(form, values)) > FEASIBILITY_TOLERANCE:
         raw.update(termination="error", message=(
@@ -116,7 +122,7 @@ def checked_outcome(form: StandardForm, spec: SolverSpec, options: SolverOptions
         bound=bound, handoff_time=compile_time + (0.0 if inside else raw["handoff"]),
         solve_time=seconds - (0.0 if inside else raw["handoff"]), size=form.size,
         version=solver_status(spec.name).version or "", message=raw["message"],
-        native=options.native(spec), nodes=raw.get("nodes"),
+        native=given, nodes=raw.get("nodes"),
     )
 
 
