@@ -142,7 +142,7 @@ def _solve(model, data, target, depth, skeleton, solver, mip_gap, threads, seed,
     module = method(model)
     hyper = hyperparameters(module, given)
     strategy = strategy_of(module, strategy, hyper)
-    solver = solver_for(module, solver, mip_gap)
+    solver = solver_for(module, solver, mip_gap, threads)
     hyper.update(engine_settings(model))
     options = SolverOptions(time_limit=budget.seconds, mip_gap=mip_gap, threads=threads, seed=seed, log=log,
                             settings=model_settings(solver, module.KEY))

@@ -7,6 +7,7 @@ search never pays for Pyomo.
 from __future__ import annotations
 
 import importlib
+import warnings
 from types import ModuleType
 from typing import Any
 
@@ -153,17 +154,32 @@ def strategy_of(module: ModuleType, strategy: str | None, hyper: dict[str, Any])
     return chosen
 
 
-def solver_for(module: ModuleType, solver: str | None, mip_gap: float | None) -> str:
+def solver_for(module: ModuleType, solver: str | None, mip_gap: float | None, threads: int | None = None) -> str:
     """The solver a model runs on: HiGHS unless told for the MILPs, the engine's own name for
-    a search of its own, and for the clause models a SAT solver (or any MILP solver)."""
+    a search of its own, and for the clause models a SAT solver (or any MILP solver).
+
+    A search of odtk's own and the SAT solvers run on one thread: ``threads`` above one is
+    reported with a warning (a campaign may give one value to every model), never dropped silently.
+    """
     if not is_engine(module):
         return solver or DEFAULT_SOLVER
     if mip_gap is not None:
         raise ConfigError(f"Model {module.KEY!r} always proves optimality; drop mip_gap (--gap).")
     if module.SOLVER is None:
-        return require_solver(solver or module.DEFAULT_SOLVER).name
+        spec = require_solver(solver or module.DEFAULT_SOLVER)
+        if spec.kind == "sat":
+            _one_thread(f"The SAT solver {spec.name!r}", threads)
+        return spec.name
     if solver not in (None, module.SOLVER):
         raise ConfigError(f"Model {module.KEY!r} runs odtk's own search, not a MILP solver; "
                           f"drop solver={solver!r} (--solver).")
+    _one_thread(f"Model {module.KEY!r} (odtk's own search)", threads)
     return module.SOLVER
+
+
+def _one_thread(who: str, threads: int | None) -> None:
+    """Warn that ``threads`` above one has no effect on ``who``."""
+    if threads is not None and threads > 1:
+        warnings.warn(f"{who} runs on one thread; threads={threads} (--threads) has no effect.",
+                      UserWarning, stacklevel=4)
 
