@@ -5,7 +5,9 @@ A run that crashes, hangs past its guard (the solver's time limit plus ``guard``
 raises is recorded as failed with the reason, and the campaign goes on. Re-running a grid
 skips the runs already done (and the failed ones unless ``retry_failed``), so a campaign
 killed midway finishes where it stopped. Runs are claimed in the database before they start,
-so a second campaign on the same database leaves them to the first. Ctrl-C stops the local
+so a second campaign on the same database leaves them to the first while the first's lease
+holds (:mod:`odtk.experiments.claims`). On Dask, each run's result is released as soon as it
+is recorded, so that a worker lost later makes Dask compute no recorded run again. Ctrl-C stops the local
 workers at once and records nothing of the runs under way; a lost Dask scheduler ends the
 campaign with one line, the runs it did not finish left for the next run. A campaign none of
 whose runs succeeds (a missing input, a broken install) ends with one line and an error once
@@ -21,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import warnings
 from collections.abc import Callable, Iterator
 from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 from contextlib import closing, contextmanager
@@ -30,7 +33,8 @@ from typing import Any
 
 import pandas as pd
 
-from odtk.exceptions import ConfigError, OdtkError
+from odtk.exceptions import ConfigError, OdtkError, OdtkWarning
+from odtk.experiments.claims import LEASE_SECONDS, heartbeat
 from odtk.experiments.grid import Grid, finish_run
 from odtk.experiments.store import ResultStore
 from odtk.experiments.worker import BOOTSTRAP, CODE_ROOT, now
@@ -179,6 +183,9 @@ def _quiet_dask() -> Iterator[None]:
 
 
 def _dask(runs: list[dict[str, Any]], scheduler: str) -> Iterator[dict[str, Any]]:
+    """Rows of ``runs`` computed on the cluster, as they finish. Each future is released as soon
+    as its row is taken (recorded by the caller): a worker lost later holds no result that Dask
+    would compute again."""
     from distributed import as_completed as dask_completed
 
     with _quiet_dask(), _dask_client(scheduler) as client:
@@ -186,14 +193,18 @@ def _dask(runs: list[dict[str, Any]], scheduler: str) -> Iterator[dict[str, Any]
                    for run in runs}
         try:
             for future in dask_completed(futures):
+                run = futures.pop(future)
                 try:
-                    yield future.result()
+                    row = future.result()
                 except CancelledError:  # the scheduler went away (even if back already): the run did not fail
                     raise ConfigError(_lost(scheduler)) from None
                 except Exception as exc:  # the run's Dask worker died, or the scheduler is gone
                     if client.status != "running":
                         raise ConfigError(_lost(scheduler)) from None
-                    yield _failed(futures[future], None, f"Dask worker lost ({type(exc).__name__}: {exc})")
+                    row = _failed(run, None, f"Dask worker lost ({type(exc).__name__}: {exc})")
+                future.release()
+                del future
+                yield row
         except BaseException:  # stopped early: the queued runs need not run
             if client.status == "running":
                 client.cancel(list(futures))
@@ -219,6 +230,30 @@ def require_solvers(runs: list[dict[str, Any]]) -> None:
                               "from the grid.") from None
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system tells it)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def capped_jobs(jobs: int, executor: str = "local", force: bool = False) -> int:
+    """``jobs``, or the usable cores when ``jobs`` asks for more local runs at once than there
+    are cores (an OdtkWarning says so) unless ``force``."""
+    cores = usable_cores()
+    if executor != "local" or force or jobs <= cores:
+        return jobs
+    warnings.warn(f"--jobs {jobs} is more than the {cores} usable cores: running {cores} at once "
+                  f"(--force-jobs runs {jobs}).", OdtkWarning, stacklevel=2)
+    return cores
+
+
+def check_lease(lease: float) -> None:
+    """ConfigError unless ``lease`` is a number of seconds a heartbeat can keep renewed."""
+    if isinstance(lease, bool) or not isinstance(lease, (int, float)) or not 3 <= lease < float("inf"):
+        raise ConfigError(f"--lease must be a number of seconds of at least 3, got {lease!r}.")
+
+
 def check_executor(executor: str, scheduler: str | None, jobs: int) -> None:
     """ConfigError unless the executor settings can work."""
     if executor not in EXECUTORS:
@@ -232,30 +267,39 @@ def check_executor(executor: str, scheduler: str | None, jobs: int) -> None:
 
 
 def execute_runs(runs: list[dict[str, Any]], store: ResultStore, jobs: int = 1, executor: str = "local",
-            scheduler: str | None = None, progress: Callable[[dict], None] | None = None) -> CampaignReport:
-    """Claim ``runs``, run those no other live campaign holds and record each row as it
-    arrives; the claims of runs not recorded (on Ctrl-C or an error) are given back."""
+                 scheduler: str | None = None, progress: Callable[[dict], None] | None = None,
+                 lease: float = LEASE_SECONDS) -> CampaignReport:
+    """Claim ``runs`` for ``lease`` seconds, renewed while they run; run those no other live
+    campaign holds and record each row as it arrives; the claims of runs not recorded (on
+    Ctrl-C or an error) are given back."""
     report = CampaignReport(planned=len(runs))
-    claimed = set(store.claim(run["id"] for run in runs))
+    claimed = set(store.claim((run["id"] for run in runs), lease=lease))
     report.elsewhere = len(runs) - len(claimed)
     mine = [run for run in runs if run["id"] in claimed]
     try:
-        rows = _local(mine, jobs) if executor == "local" else _dask(mine, scheduler)
-        with closing(rows):
-            for row in rows:
-                if row.get("message"):  # a failure's reason, on one line in the database and the log
-                    row = {**row, "message": " ".join(str(row["message"]).split())}
-                store.record(row)
-                if row["status"] == "done":
-                    report.done += 1
-                else:
-                    report.failed += 1
-                    report.first_failure = report.first_failure or row.get("message")
-                if progress:
-                    progress(row)
+        with heartbeat(store, lease):
+            _record(mine, store, report, jobs, executor, scheduler, progress)
     finally:
         store.release()
     return report
+
+
+def _record(runs: list[dict[str, Any]], store: ResultStore, report: CampaignReport, jobs: int, executor: str,
+            scheduler: str | None, progress: Callable[[dict], None] | None) -> None:
+    """Compute ``runs`` and record each row as it arrives, counting it in ``report``."""
+    rows = _local(runs, jobs) if executor == "local" else _dask(runs, scheduler)
+    with closing(rows):
+        for row in rows:
+            if row.get("message"):  # a failure's reason, on one line in the database and the log
+                row = {**row, "message": " ".join(str(row["message"]).split())}
+            store.record(row)
+            if row["status"] == "done":
+                report.done += 1
+            else:
+                report.failed += 1
+                report.first_failure = report.first_failure or row.get("message")
+            if progress:
+                progress(row)
 
 
 def pending(runs: list[dict[str, Any]], store: ResultStore, retry_failed: bool) -> list[dict[str, Any]]:
@@ -289,14 +333,19 @@ def retrain_runs(grid: Grid, store: ResultStore) -> list[dict[str, Any]]:
 
 def run_campaign(grid: Grid, store: ResultStore, jobs: int = 1, executor: str = "local",
                  scheduler: str | None = None, retry_failed: bool = False,
-                 progress: Callable[[str, int], Callable[[dict], None]] | None = None) -> CampaignReport:
+                 progress: Callable[[str, int], Callable[[dict], None]] | None = None,
+                 lease: float = LEASE_SECONDS, force_jobs: bool = False) -> CampaignReport:
     """Run the grid's pending runs, then (with ``retrain``) its selected settings again.
 
     ``progress(phase, pending runs)`` is called as each phase starts and returns the function
-    called with every finished row. CampaignFailedError when the runs of this call all failed
-    and no run of the grid is done (the failures recorded).
+    called with every finished row. The runs are claimed for ``lease`` seconds, renewed while
+    the campaign runs (see :mod:`odtk.experiments.claims`). ``jobs`` above the usable cores is
+    capped to them (with a warning) unless ``force_jobs``. CampaignFailedError when the runs of
+    this call all failed and no run of the grid is done (the failures recorded).
     """
     check_executor(executor, scheduler, jobs)
+    check_lease(lease)
+    jobs = capped_jobs(jobs, executor, force_jobs)
     total = CampaignReport()
     phases = [("grid", lambda: grid.runs)]
     if grid.retrain:
@@ -309,7 +358,7 @@ def run_campaign(grid: Grid, store: ResultStore, jobs: int = 1, executor: str = 
         if executor == "local":  # a Dask cluster's workers have their own solvers
             require_solvers(todo)
         advance = progress(phase, len(todo)) if progress else None
-        report = execute_runs(todo, store, jobs, executor, scheduler, advance)
+        report = execute_runs(todo, store, jobs, executor, scheduler, advance, lease)
         total.planned += len(runs)
         total.skipped += len(runs) - len(todo)
         total.elsewhere += report.elsewhere

@@ -3,19 +3,22 @@
 Rows are keyed by the run's stable id. Writes are single transactions (``BEGIN IMMEDIATE``)
 in WAL mode with a generous busy timeout, so several processes may record into the same
 file at once; a finished run is never overwritten, a failed one is replaced when retried.
-A campaign *claims* its runs (table ``claims``: run id, owner ``host:pid``) before it starts
-them, so that two campaigns on one database never compute a run twice; recording a run ends
-its claim, and a claim whose owner process has ended on this host is void. A database
-deleted or replaced while in use is a one-line error: it is neither begun again empty nor is
-the file found in its place written to.
+A campaign *claims* its runs (table ``claims``: run id, owner, lease expiry; see
+:mod:`odtk.experiments.claims`) before it starts them, so that two campaigns on one database
+never compute a run twice; recording a run ends its claim, and a stale claim (its lease
+expired, or its owner process ended on this host) may be taken by any campaign. A write that
+finds another writer holding the file says so in a line and waits up to ``BUSY_SECONDS``. A
+database deleted or replaced while in use is a one-line error: it is neither begun again empty
+nor is the file found in its place written to. A database that cannot be written (a read-only
+file, folder or file system) is refused for campaigns and still read for reports.
 """
 from __future__ import annotations
 
 import json
 import os
-import socket
 import sqlite3
 import time
+import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -23,9 +26,11 @@ from typing import Any
 
 import pandas as pd
 
-from odtk.exceptions import DataError
+from odtk.exceptions import DataError, OdtkWarning
+from odtk.experiments.claims import LEASE_SECONDS, Claim, this_process
 
 BUSY_SECONDS = 120  # how long a write waits for another process holding the file
+NOTICE_SECONDS = 2  # a write waiting longer than this for the file says so
 
 # column → SQLite type; the order is the table's
 COLUMNS: dict[str, str] = {
@@ -88,6 +93,11 @@ class ResultStore:
             raise DataError(f"Folder {self.path.parent} does not exist; create it first.")
         if self.path.exists() and not self.path.is_file():
             raise DataError(f"{self.path} is not a regular file; choose another --db file.")
+        self._mode = "rw"
+        if read_only:
+            self._mode = "ro" if os.access(self.path.parent, os.W_OK) else _immutable(self.path)
+        else:
+            _refuse_read_only(self.path)
         try:
             self._refuse_foreign()
             if not read_only:
@@ -95,6 +105,8 @@ class ResultStore:
             with self._raw() as db:
                 known = {row[1] for row in db.execute("PRAGMA table_info(runs)")}
         except sqlite3.DatabaseError as exc:
+            if _locked(exc):
+                raise DataError(_still_locked(self.path)) from None
             raise DataError(f"{self.path} is not an odtk results database ({exc}); "
                             "choose another --db file.") from None
         missing = set(COLUMNS) - known
@@ -135,7 +147,7 @@ class ResultStore:
         path (SQLite would apply the database's write-ahead log to it)."""
         if self._identity is not None and _identity(self.path) != self._identity:
             raise DataError(_moved(self.path))
-        with closing(_open(f"{self.path.absolute().as_uri()}?mode=rw")) as db:
+        with closing(_open(f"{self.path.absolute().as_uri()}?mode={self._mode}")) as db:
             yield db
 
     @contextmanager
@@ -158,10 +170,13 @@ class ResultStore:
                     if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                         db.execute("PRAGMA journal_mode=WAL")
                     db.execute(f"CREATE TABLE IF NOT EXISTS runs ({', '.join(f'{c} {t}' for c, t in COLUMNS.items())})")
-                    db.execute("CREATE TABLE IF NOT EXISTS claims (id TEXT PRIMARY KEY, owner TEXT, claimed TEXT)")
+                    db.execute("CREATE TABLE IF NOT EXISTS claims "
+                               "(id TEXT PRIMARY KEY, owner TEXT, claimed TEXT, expires REAL)")
+                    if "expires" not in {row[1] for row in db.execute("PRAGMA table_info(claims)")}:
+                        db.execute("ALTER TABLE claims ADD COLUMN expires REAL")  # claims of an odtk without leases
                 return
             except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or time.monotonic() > deadline:
+                if not (_locked(exc) or "duplicate column" in str(exc)) or time.monotonic() > deadline:
                     raise
                 time.sleep(0.05)
 
@@ -173,29 +188,50 @@ class ResultStore:
             db.execute(_UPSERT, values)
             db.execute("DELETE FROM claims WHERE id = ?", (row["id"],))
 
-    def claim(self, ids: Iterable[str], owner: str | None = None) -> list[str]:
-        """Claim the runs ``ids`` for ``owner`` (default: this process) in one transaction;
-        returns those claimed, leaving out the runs another live campaign holds."""
+    def claim(self, ids: Iterable[str], owner: str | None = None, lease: float = LEASE_SECONDS) -> list[str]:
+        """Claim the runs ``ids`` for ``owner`` (default: this process) for ``lease`` seconds, in
+        one transaction; returns those claimed, leaving out the runs another live campaign holds."""
         owner = owner or this_process()
-        claimed = []
+        claimed, now = [], time.time()
         with self._transaction() as db:
-            holders = dict(db.execute("SELECT id, owner FROM claims"))
+            held = {claim.id: claim for claim in _claims(db)}
             for run_id in ids:
-                holder = holders.get(run_id)
-                if holder is None or holder == owner or not _alive(holder):
-                    db.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, datetime('now'))", (run_id, owner))
+                holder = held.get(run_id)
+                if holder is None or holder.owner == owner or holder.stale(now):
+                    db.execute("INSERT OR REPLACE INTO claims VALUES (?, ?, datetime('now'), ?)",
+                               (run_id, owner, now + lease))
                     claimed.append(run_id)
         return claimed
+
+    def renew(self, owner: str | None = None, lease: float = LEASE_SECONDS) -> None:
+        """Extend the leases of ``owner``'s claims (default: this process) to ``lease`` seconds from now."""
+        with self._transaction() as db:
+            db.execute("UPDATE claims SET expires = ? WHERE owner = ?", (time.time() + lease, owner or this_process()))
 
     def release(self, owner: str | None = None) -> None:
         """End the claims of ``owner`` (default: this process) on runs it did not record."""
         with self._transaction() as db:
             db.execute("DELETE FROM claims WHERE owner = ?", (owner or this_process(),))
 
+    def release_claims(self, everything: bool = False) -> tuple[list[tuple[Claim, str]], list[Claim]]:
+        """End the stale claims (with ``everything``, all claims) in one transaction; returns
+        the claims ended, each with why it was stale ("released by hand" under ``everything``),
+        and the claims kept."""
+        ended, kept, now = [], [], time.time()
+        with self._transaction() as db:
+            for claim in _claims(db):
+                why = "released by hand" if everything else claim.stale(now)
+                if why:
+                    db.execute("DELETE FROM claims WHERE id = ?", (claim.id,))
+                    ended.append((claim, why))
+                else:
+                    kept.append(claim)
+        return ended, kept
+
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         with self._connect() as db:
-            db.execute("BEGIN IMMEDIATE")
+            self._begin(db)
             try:
                 yield db
                 db.execute("COMMIT")
@@ -203,6 +239,22 @@ class ResultStore:
                 if db.in_transaction:  # SQLite may have rolled back already (a full disk)
                     db.execute("ROLLBACK")
                 raise
+
+    def _begin(self, db: sqlite3.Connection) -> None:
+        """Take the write lock; when another writer holds it past NOTICE_SECONDS, say so in a
+        line (an OdtkWarning) and wait for it up to BUSY_SECONDS in all."""
+        db.execute(f"PRAGMA busy_timeout = {int(NOTICE_SECONDS * 1000)}")
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if not _locked(exc):
+                raise
+            warnings.warn(f"waiting for the lock on {self.path} held by another writer "
+                          f"(up to {BUSY_SECONDS:g} s)…", OdtkWarning, stacklevel=2)
+            db.execute(f"PRAGMA busy_timeout = {int(max(BUSY_SECONDS - NOTICE_SECONDS, 0) * 1000)}")
+            db.execute("BEGIN IMMEDIATE")
+        finally:
+            db.execute(f"PRAGMA busy_timeout = {int(BUSY_SECONDS * 1000)}")
 
     def statuses(self, ids: Iterable[str] | None = None) -> dict[str, str]:
         """Run id → status ("done" / "failed") of the recorded runs (of ``ids`` if given)."""
@@ -249,29 +301,61 @@ def _database_problem(path: Path, exc: sqlite3.DatabaseError) -> str:
     if "full" in text:
         return (f"Cannot write to the results database {path}: the disk is full ({text}); free space and "
                 "run the campaign again (the runs recorded so far are kept).")
+    if _locked(exc):
+        return _still_locked(path)
     if "malformed" in text or "not a database" in text:
         return f"The results database {path} is damaged ({text}); restore it from a copy or choose another --db file."
     return f"Cannot use the results database {path} ({text}); check the file or choose another --db file."
 
 
-def this_process() -> str:
-    """This process as the owner of claims: ``host:pid``."""
-    return f"{socket.gethostname()}:{os.getpid()}"
+def _claims(db: sqlite3.Connection) -> list[Claim]:
+    """Every claim in the database."""
+    return [Claim(*row) for row in db.execute("SELECT id, owner, expires FROM claims ORDER BY owner, id")]
 
 
-def _alive(owner: str) -> bool:
-    """Whether a claim's owner may still run: a process of this host that exists, or any
-    process of another host (which this one cannot see)."""
-    host, _, pid = owner.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return True
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+def _locked(exc: sqlite3.Error) -> bool:
+    """Whether SQLite gave up waiting for another process holding the file."""
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def _still_locked(path: Path) -> str:
+    """One line for a database another writer held past BUSY_SECONDS."""
+    return (f"The results database {path} stayed locked by another writer for {BUSY_SECONDS:g} s (a program "
+            "holding a transaction open on it); end that program's transaction, then run the command again "
+            "(the runs recorded so far are kept).")
+
+
+def _read_only_place(path: Path) -> str | None:
+    """How ``path`` (a file or folder) is read-only ("on a read-only file system", "read-only"),
+    or None when this process may write to it."""
+    if os.access(path, os.W_OK):
+        return None
+    folder = path if path.is_dir() else path.parent
+    return "on a read-only file system" if os.statvfs(folder).f_flag & os.ST_RDONLY else "read-only"
+
+
+def _refuse_read_only(path: Path) -> None:
+    """DataError when runs cannot be recorded at ``path``: the file, or its folder (where SQLite
+    keeps its write-ahead log beside the database), cannot be written."""
+    if path.exists() and (how := _read_only_place(path)):
+        raise DataError(f"The results database {path} is {how}: runs cannot be recorded in it; copy it to a "
+                        "folder you can write to and give that copy as --db (odtk experiment report reads it "
+                        "where it is).")
+    if how := _read_only_place(path.parent):
+        raise DataError(f"The folder {path.parent.absolute()} is {how}: the results database {path.name} cannot be "
+                        "written there; give --db a path in a folder you can write to.")
+
+
+def _immutable(path: Path) -> str:
+    """The URI mode for reading a database in a folder that cannot be written (SQLite cannot
+    make the shared-memory file it needs to read a WAL database): as an immutable file. Warns
+    when a write-ahead log holds runs that this way of reading cannot see."""
+    wal = path.with_name(path.name + "-wal")
+    if wal.exists() and wal.stat().st_size > 0:
+        warnings.warn(f"{wal} holds runs not yet merged into {path.name}, which cannot be read in a read-only "
+                      "folder: copy both files to a folder you can write to for a complete report.",
+                      OdtkWarning, stacklevel=3)
+    return "ro&immutable=1"
 
 
 def _plain(value: Any) -> Any:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import socket
 import sys
 import time
 import traceback
@@ -26,6 +25,7 @@ import pandas as pd
 import odtk
 from odtk.datasets import Dataset, load_dataset, train_val_test_split
 from odtk.exceptions import OdtkError
+from odtk.experiments.claims import host_name
 from odtk.files import write_atomic
 
 
@@ -59,7 +59,7 @@ def _accuracy(result: odtk.SolveResult, data: Dataset) -> float | None:
 
 def execute(run: dict[str, Any]) -> dict[str, Any]:
     """Train and evaluate one run; returns its results row (status "done" or "failed")."""
-    row = {**run, "started": now(), "worker": f"{socket.gethostname()}:{os.getpid()}"}
+    row = {**run, "started": now(), "worker": f"{host_name()}:{os.getpid()}"}
     start = time.perf_counter()
     try:
         train, val, test = splits(run)
