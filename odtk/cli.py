@@ -14,8 +14,7 @@ import sys
 import threading
 import warnings
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
-from pathlib import Path
+from contextlib import contextmanager
 
 import click
 

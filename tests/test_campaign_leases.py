@@ -33,7 +33,6 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 import uuid
 from collections import Counter
@@ -50,7 +49,7 @@ from test_campaign_faults import (claims_of, gated_cbc, instant_runs, needs_cbc,
                                  use_registry, wait_for)
 from test_experiment_report import _row
 from test_experiments import (HANG_STOP, frame_of, kill_all, marked, needs_proc, odtk_command, private_tmp,
-                              row_count, started, wait_unmarked, write_yaml)
+                              row_count, started, wait_unmarked)
 
 LEASE = 3  # s: the shortest lease (a heartbeat every second)
 
@@ -314,5 +313,5 @@ def test_jobs_above_the_cores_are_capped_with_a_warning_unless_forced(tmp_path, 
 def test_db_that_is_the_grid_file_is_refused(tmp_path, instant_runs):
     grid = tiny_grid(tmp_path)
     hostile.assert_refused_untouched(tmp_path, ["experiment", "run", grid, "--db", tmp_path / "." / "grid.yaml"],
-                                     "is the grid file", "choose another --db file")
+                                     "--db and GRID_FILE name the same file", "different file names")
     assert instant_runs.started == []

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import click
 
-from odtk.exceptions import DataError
 from odtk.experiments.claims import LEASE_SECONDS
 
 
@@ -33,12 +32,13 @@ def experiment_run(grid_file: str, db: str | None, jobs: int, executor: str, sch
                    retry_failed: bool, lease: float, force_jobs: bool) -> None:
     """Run every pending run of GRID_FILE and record it in the results database."""
     from odtk.experiments import ResultStore, load_grid, run_campaign
+    from odtk.files import check_apart
     from odtk.experiments.runner import check_executor, check_lease
 
     check_executor(executor, scheduler, jobs)
     check_lease(lease)
     db_path = Path(db) if db else Path(grid_file).with_suffix(".sqlite")
-    _refuse_same_file(db_path, Path(grid_file))
+    check_apart({"--db": db_path}, {"GRID_FILE": grid_file})
     grid = load_grid(grid_file)
     store = ResultStore(db_path)
     with ExitStack() as bars:
@@ -60,14 +60,6 @@ def experiment_run(grid_file: str, db: str | None, jobs: int, executor: str, sch
     elsewhere = f", {report.elsewhere} under way in another campaign" if report.elsewhere else ""
     click.echo(f"{grid.name}: {report.planned} runs, {report.skipped} already recorded{elsewhere}, "
                f"{report.done} done, {report.failed} failed -> {store.path}")
-
-
-def _refuse_same_file(db: Path, grid_file: Path) -> None:
-    """DataError when the results database would be the grid file itself."""
-    same = db.resolve() == grid_file.resolve() or (db.exists() and grid_file.exists() and db.samefile(grid_file))
-    if same:
-        raise DataError(f"--db {db} is the grid file {grid_file} itself; choose another --db file "
-                        f"(e.g. {grid_file.with_suffix('.sqlite').name}).")
 
 
 def _run_lines(campaign: str, phase: str, total: int):
