@@ -171,13 +171,14 @@ def test_solver_that_is_not_installed_is_refused_before_any_run_starts(tmp_path,
     assert without(hostile.snapshot(tmp_path), db.name) == before
 
 
-@pytest.mark.parametrize("target", ["/dev/null", "grid.yaml"], ids=["symlink-to-dev-null", "the-grid-file"])
-def test_results_database_that_is_no_database_file_is_refused(tmp_path, target, instant_runs):
+@pytest.mark.parametrize("target, fix", [("/dev/null", "choose another --db file"),
+                                         ("grid.yaml", "give them different file names")],
+                         ids=["symlink-to-dev-null", "the-grid-file"])
+def test_results_database_that_is_no_database_file_is_refused(tmp_path, target, fix, instant_runs):
     grid = tiny_grid(tmp_path)
     db = tmp_path / "r.sqlite"
     db.symlink_to(target if target.startswith("/") else tmp_path / target)
-    hostile.assert_refused_untouched(tmp_path, ["experiment", "run", grid, "--db", db], "r.sqlite",
-                                     "choose another --db file")
+    hostile.assert_refused_untouched(tmp_path, ["experiment", "run", grid, "--db", db], "r.sqlite", fix)
     assert instant_runs.started == []
 
 

@@ -60,6 +60,10 @@ def experiment_run(grid_file: str, db: str | None, jobs: int, executor: str, sch
     elsewhere = f", {report.elsewhere} under way in another campaign" if report.elsewhere else ""
     click.echo(f"{grid.name}: {report.planned} runs, {report.skipped} already recorded{elsewhere}, "
                f"{report.done} done, {report.failed} failed -> {store.path}")
+    if report.elsewhere:
+        click.echo(f"odtk: the runs under way elsewhere are freed when their campaign ends or its lease expires; "
+                   f"run the grid again then, or free them now with `odtk experiment release {store.path}`.",
+                   err=True)
 
 
 def _run_lines(campaign: str, phase: str, total: int):
