@@ -76,7 +76,10 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     """Learn an optimal tree or diagram with formulation ``model`` and return the verified result.
 
     ``data`` is a bundled dataset name, a :class:`~odtk.datasets.Dataset`, a DataFrame
-    (with ``target``) or a tuple ``(X, y)``. Hyper-parameters are the formulation's own
+    (with ``target``) or a tuple ``(X, y)`` as scikit-learn takes them (:mod:`odtk.datasets.inputs`:
+    ``X`` a DataFrame, a 2-D array or a scipy sparse matrix, made dense; ``y`` a label per row, or
+    one column with scikit-learn's ``DataConversionWarning``); a column of dates is refused with
+    the fix (convert it to numbers, or drop it). Hyper-parameters are the formulation's own
     (FlowOCT: ``lam``; ODD: ``alpha``, ``epsilon``, ``univariate``, ``tree``, …; CP search:
     ``min_support``, ``counting_depth``; SAT inference: ``encoding``). ``solver`` defaults to
     HiGHS for the MILPs; the CP search (``model="cp"``) runs odtk's own engine and takes no

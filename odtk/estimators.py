@@ -17,10 +17,11 @@ Beyond ``fit``/``predict``/``score`` they offer scikit-learn's tree surface:
 * ``get_depth`` (longest root-to-leaf path) and ``get_n_leaves`` (leaves, or class terminals).
 
 All three take ``sample_weight`` in ``fit`` and pass scikit-learn's ``check_estimator``; the
-two tree estimators fail ``check_sample_weight_equivalence_on_dense_data`` by design: integer
-weights and repeated rows give the same optimal objective, but equally optimal trees tie and the
-solver may return another one (and quantile thresholds or bins are fitted on the rows,
-unweighted, so repeated rows can move them).
+two tree estimators fail ``check_sample_weight_equivalence_on_dense_data`` (and
+``_on_sparse_data``: sparse ``X`` is made dense) by design: integer weights and repeated rows
+give the same optimal objective, but equally optimal trees tie and the solver may return another
+one (and quantile thresholds or bins are fitted on the rows, unweighted, so repeated rows can move
+them).
 """
 from __future__ import annotations
 
@@ -37,7 +38,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from odtk import api
 from odtk.budget import DEFAULT_TIME_LIMIT
-from odtk.datasets import from_dataframe
+from odtk.datasets import inputs
 from odtk.exceptions import ConfigError
 from odtk.models import DecisionGraph
 from odtk.results import SolveResult
@@ -60,10 +61,12 @@ class _SolvedClassifier(ClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.string = True
         tags.input_tags.categorical = True
+        tags.input_tags.sparse = True  # made dense (odtk.datasets.inputs.dense)
         return tags
 
     def _fit(self, X: Any, y: Any, sample_weight: Any = None) -> "_SolvedClassifier":
-        checked, y = validate_data(self, X, y, dtype=None)
+        X = inputs.features(X)
+        checked, y = validate_data(self, X, y if y is None else inputs.labels(y), dtype=None)
         check_classification_targets(y)
         self.classes_, y_index = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
@@ -128,12 +131,14 @@ class _SolvedClassifier(ClassifierMixin, BaseEstimator):
 
     def _encoded(self, X: Any) -> np.ndarray:
         check_is_fitted(self)
+        X = inputs.features(X)
         checked = validate_data(self, X, dtype=None, reset=False)
         return self.model_.encoder.transform(self._frame(X, checked))
 
     def _rows(self, X: Any) -> Any:
         """The validated rows: a DataFrame named as in training (dtypes kept), else the array."""
         check_is_fitted(self)
+        X = inputs.features(X)
         checked = validate_data(self, X, dtype=None, reset=False)
         if isinstance(X, pd.DataFrame):
             names = self._frame_columns()
@@ -249,10 +254,10 @@ class OptimalTreeClassifier(_SolvedClassifier):
     ``graph_`` (its :class:`odtk.models.DecisionGraph`). See :mod:`odtk.estimators` for
     ``predict_proba``, ``apply`` and ``feature_importances_``.
 
-    Of scikit-learn's ``check_estimator``, ``check_sample_weight_equivalence_on_dense_data``
-    fails by design: weighted and repeated rows reach the same optimum on the same binarisation,
-    not always the same one of several optimal trees, and the thresholds are fitted on the rows
-    (unweighted quantiles), which repeated rows can move. ``depth`` ≤ 1 sets the ``poor_score``
+    Of scikit-learn's ``check_estimator``, ``check_sample_weight_equivalence_on_dense_data`` (and
+    ``_on_sparse_data``) fails by design: weighted and repeated rows reach the same optimum on the
+    same binarisation, not always the same one of several optimal trees, and the thresholds are
+    fitted on the rows (unweighted quantiles), which repeated rows can move. ``depth`` ≤ 1 sets the ``poor_score``
     tag (two leaves).
     """
 
@@ -436,8 +441,7 @@ class CategoricalTreeClassifier(_SolvedClassifier):
                class_weight: np.ndarray) -> SolveResult:
         if isinstance(self.bins, bool) or not isinstance(self.bins, int) or self.bins < 2:
             raise ConfigError(f"bins must be a whole number of at least 2, got {self.bins!r}.")
-        data = from_dataframe(frame.assign(__target__=y), "__target__",
-                              categorical=self.categorical, name="arrays")
+        data = inputs.from_arrays(frame, y, categorical=self.categorical)
         return api.solve(
             "categorical", data, skeleton=self.topology, solver=self.solver,
             time_limit=self.time_limit, mip_gap=self.mip_gap, threads=self.threads, seed=self.seed,

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from odtk.datasets.dates import check_dates
 from odtk.exceptions import DataError
 
 if TYPE_CHECKING:
@@ -273,7 +274,9 @@ def from_dataframe(df: pd.DataFrame, target: Hashable, *, categorical: Iterable[
     ``target`` is a column name or, if it is an int that is not a column name, a
     position (negative allowed). Columns in ``categorical`` and non-numeric columns
     are categorical; numeric 0/1 columns are binary; other numeric columns numeric.
-    Feature names are converted to strings; boolean columns to 0/1.
+    Feature names are converted to strings; boolean columns to 0/1. A column of dates or times,
+    or of ISO dates as text not declared categorical, is refused with the fix
+    (:func:`~odtk.datasets.dates.check_dates`).
     """
     import pandas as pd
 
@@ -290,6 +293,7 @@ def from_dataframe(df: pd.DataFrame, target: Hashable, *, categorical: Iterable[
     if features.shape[1] == 0:
         raise DataError(f"Data '{name}' has no feature columns besides the target {str(target_name)!r}; "
                         "add at least one feature column.")
+    check_dates(features, f"'{name}'", [column for column in features.columns if column not in categorical])
     for column in features.select_dtypes("bool").columns:
         features[column] = features[column].astype(np.int64)
     labels = df[target_name].reset_index(drop=True)

@@ -15,6 +15,7 @@ import csv
 import io
 import os
 import re
+import warnings
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from odtk.datasets.adapters import Dataset, Table, from_dataframe, preview_names
-from odtk.exceptions import DataError
+from odtk.exceptions import DataError, OdtkWarning
 from odtk.files import read_regular
 
 if TYPE_CHECKING:
@@ -41,6 +42,8 @@ NUMBER = re.compile(r"\s*[+-]?(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?|inf(inity
 MAX_COLUMNS = 10_000  # each column is a feature of the model; reading takes about 1 ms per column
 MAX_VALUES = 20_000_000  # rows × columns; a value read as text takes some 60 bytes of memory
 SNIFF_CHARS = 2**16  # the separator is detected in the header's first characters
+GROUPED = re.compile(r"\s*-?\d{1,3}(,\d{3})+(\.\d+)?\s*")  # a number with thousands separators
+BELOW_1000 = re.compile(r"\s*-?\d{1,3}(\.\d+)?\s*")  # written alike with or without them
 
 
 def _decode(raw: bytes, path: Path) -> str:
@@ -179,9 +182,10 @@ def read_table(path: str | os.PathLike, sep: str | None = None) -> Table:
     if bulk is not None:
         return bulk
     header, rows, lines = _rows(text, sep, path)
-    fields = list(zip(*rows)) if rows else [()] * len(header)
-    return Table({name: _typed(column) for name, column in zip(header, fields)}, len(rows),
-                 np.asarray(lines, dtype=np.int64), "line")
+    texts = dict(zip(header, zip(*rows) if rows else [()] * len(header)))
+    columns = {name: _typed(column) for name, column in texts.items()}
+    _read_thousands(columns, texts, path)
+    return Table(columns, len(rows), np.asarray(lines, dtype=np.int64), "line")
 
 
 def _bulk_table(text: str, sep: str, path: Path) -> Table | None:
@@ -203,7 +207,9 @@ def _bulk_table(text: str, sep: str, path: Path) -> Table | None:
         return None
     checked = [name for name in header if frame[name].dtype.kind not in "fb"]
     texts = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, na_filter=False, usecols=checked) if checked else {}
-    columns = {name: _typed(tuple(texts[name])) if name in checked else frame[name].to_numpy() for name in header}
+    texts = {name: tuple(texts[name]) for name in checked}
+    columns = {name: _typed(texts[name]) if name in checked else frame[name].to_numpy() for name in header}
+    _read_thousands(columns, texts, path)
     return Table(columns, len(frame), np.arange(2, len(frame) + 2, dtype=np.int64), "line")
 
 
@@ -229,6 +235,38 @@ def _typed(texts: tuple[str, ...]) -> np.ndarray:
     if numbers is None or len(np.unique(numbers)) != len(set(present)):
         return _spread(present, missing)
     return _spread(numbers, missing, np.float64) if missing.any() else numbers
+
+
+def _read_thousands(columns: dict[str, np.ndarray], texts: dict[str, Sequence[str]], path: Path) -> None:
+    """Text columns of numbers with thousands separators (``"1,234"``, and plain numbers below
+    1000) read as numbers in ``columns``, with a warning naming each, when the comma cannot be a
+    decimal comma: a value of the column has a decimal point (``"1,234.5"``) or several groups
+    (``"1,234,567"``), or another column has decimals with a point. Otherwise (``"1,500"`` may
+    be 1.5) the column stays text, with a warning saying how to write it as numbers."""
+    for name, values in columns.items():
+        present = [text for text in texts.get(name, ()) if text not in MISSING]
+        if values.dtype.kind != "O" or not all(GROUPED.fullmatch(text) or BELOW_1000.fullmatch(text)
+                                               for text in present) or not any(map(GROUPED.fullmatch, present)):
+            continue  # the first word ends the search
+        example = next(text.strip() for text in present if GROUPED.fullmatch(text))
+        numbers = _typed(tuple(text.replace(",", "") for text in texts[name]))
+        if any("." in text or text.count(",") > 1 for text in present) or _decimal_point(columns, texts):
+            if numbers.dtype.kind in "iuf":
+                columns[name] = numbers
+                warnings.warn(f"Column {name!r} of CSV file '{path}' is read as numbers written with thousands "
+                              f"separators ({example!r} as {example.replace(',', '')}).", OdtkWarning, stacklevel=2)
+        else:
+            warnings.warn(f"Column {name!r} of CSV file '{path}' is read as text (categories): its values, such "
+                          f"as {example!r}, may be numbers with thousands separators or with decimal commas; "
+                          "write them without separators (1500, or 1.5) to use them as numbers.", OdtkWarning,
+                          stacklevel=2)
+
+
+def _decimal_point(columns: dict[str, np.ndarray], texts: dict[str, Sequence[str]]) -> bool:
+    """Whether a float column of the file has decimals written with a point (a column without
+    ``texts`` was read by pandas' C parser, whose decimal mark is the point)."""
+    return any(values.dtype.kind == "f" and (name not in texts or any("." in text for text in texts[name]))
+               for name, values in columns.items())
 
 
 def _spread(values: Any, missing: np.ndarray, dtype: Any = object) -> np.ndarray:

@@ -25,6 +25,7 @@ import pandas as pd
 
 from odtk.datasets import Dataset, FeatureEncoder, from_dataframe, load_dataset
 from odtk.datasets.encoders import DEFAULT_QUANTILES
+from odtk.datasets.inputs import from_arrays
 from odtk.exceptions import ConfigError, DataError, OdtkWarning
 from odtk.models import DecisionGraph
 from odtk.pipeline.methods import MODULES, is_engine, method
@@ -44,13 +45,7 @@ def as_dataset(data: Any, target: str | int | None = None) -> Dataset:
             raise DataError("A DataFrame needs target=<column name> to say which column is the class.")
         return from_dataframe(data, target)
     if isinstance(data, tuple) and len(data) == 2:
-        X, y = data
-        frame = X.copy() if isinstance(X, pd.DataFrame) else pd.DataFrame(
-            np.asarray(X), columns=[f"x{j}" for j in range(np.asarray(X).shape[1])])
-        if len(frame) != len(y):
-            raise DataError(f"X has {len(frame)} rows but y has {len(y)} labels; they must match.")
-        frame["__target__"] = np.asarray(y)
-        return from_dataframe(frame, "__target__", name="arrays")
+        return from_arrays(*data)
     raise DataError(f"Cannot use data of type {type(data).__name__}; pass a dataset name, "
                     "a Dataset, a DataFrame with target=..., or a tuple (X, y).")
 
