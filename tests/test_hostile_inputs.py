@@ -107,6 +107,53 @@ campaign faults: a killed Dask scheduler, the          tests/test_campaign_fault
 database deleted or replaced mid-run, SIGTERM, a
 killed worker, stale claims, duplicate runs, a
 missing solver, every run failing
+round three:
+a user ``solvers.yaml`` with a misspelt option         tests/test_solver_settings.py::test_a_misspelt_option_
+(``time_limit: time_limt``), settings name or value    stops_the_cli_run, test_a_refused_parameter_is_one_
+(HiGHS, SCIP, Gurobi, CPLEX, CBC)                      config_error
+a registry entry without time_limit / mip_gap /        tests/test_solver_settings.py::test_an_entry_missing_
+threads / seed, two options on one parameter, an       a_setting_is_refused_when_the_registry_loads, test_two_
+empty registry ``{}``                                  options_on_one_parameter_are_refused, test_an_empty_
+                                                       registry_says_it_lists_no_solvers
+what each solver was given (``result.options``,        tests/test_solver_settings.py::test_result_options_are_
+``-v``)                                                what_the_solver_was_given, test_verbose_solve_lists_
+                                                       what_the_solver_was_given
+a user CBC that hangs, is missing, not executable,     tests/test_solver_settings.py::test_a_hanging_user_cbc_
+a folder or not on the PATH; the shipped CBC missing   is_given_up_within_the_probe_time, test_an_unrunnable_
+                                                       user_cbc_gets_no_pip_advice, test_a_missing_shipped_
+                                                       cbc_gets_the_pip_advice
+``--output`` / ``--dot`` / ``--png`` of solve,         tests/test_output_paths.py::test_predict_never_replaces_
+``--output`` of predict naming a file the command      the_model_file_it_reads, test_solve_never_replaces_the_
+reads (``--csv``, ``--model-file``, ``--warm-start``,  training_data_it_reads, test_no_solve_output_is_a_file_
+``$ODTK_SOLVERS``), with ``--force``; spelt ``./``,    it_reads, test_*_however_spelt, test_two_outputs_of_a_
+``../``, a symlink or a hard link; two outputs         solve_are_two_files, test_two_outputs_hard_linked_are_
+on one file                                            refused_with_force
+bidi controls (U+202E) and right-to-left text in       tests/test_output_paths.py::test_labels_cannot_reorder_
+labels, feature names, categories (terminal, DOT,      the_counts_on_the_terminal_or_in_dot, test_labels_
+``--png``)                                             cannot_reorder_the_counts_drawn
+model JSON: an ODD scaling ``[3, 3]`` on a weighed     tests/test_model_meaning.py::test_a_degenerate_scaling_
+column, a subset test repeating a column; subsets      a_hyperplane_reads_is_refused, test_a_subset_test_
+empty or across features, a 0/1 test on a scaled       repeating_a_column_is_refused, test_edits_that_change_
+column, categories twice or NaN, an arc twice, a       the_meaning_are_refused, test_an_entry_named_twice_is_
+leaf's class or the training summary edited, a key     refused, test_files_without_a_training_summary_still_
+named twice; older files without a summary             load
+Python API: ``y`` as a one-column DataFrame or         tests/test_input_forms.py::test_a_column_y_is_accepted_
+(n, 1) array, scipy sparse ``X`` (and too large to     with_scikit_learns_warning, test_sparse_X_is_made_dense,
+make dense), a NaN label, ``X`` without columns,       test_sparse_X_too_large_to_make_dense_is_refused_in_
+``y`` of two columns                                   one_line, test_a_missing_label_is_named_in_y, test_X_
+                                                       without_columns_is_named_X, test_y_of_several_columns_
+                                                       or_X_of_one_dimension_are_named
+dates: datetime64 / timedelta / date objects, ISO      tests/test_input_forms.py::test_a_column_of_dates_is_
+dates as text in a DataFrame or a CSV                  refused_with_the_fix, test_dates_as_text_are_refused_
+                                                       unless_declared_categorical, test_a_csv_column_of_iso_
+                                                       dates_is_refused_on_the_command_line
+CSV: quoted ``"1,000"`` thousands separators,          tests/test_input_forms.py::test_thousands_separators_
+commas that may be decimal commas                      are_read_as_numbers_with_a_notice, test_ambiguous_
+                                                       thousands_separators_stay_text_with_a_hint
+campaigns: killed on one host (leases), a reused       tests/test_campaign_leases.py (every test)
+pid, claims released by hand, two Dask worker kills,
+a locked database, read-only folder / file system,
+``--jobs 10000``, ``--db`` naming the grid file
 =====================================================  ===================================================
 """
 from __future__ import annotations
