@@ -264,7 +264,8 @@ def first_row(mask: Any, table: Table | None = None) -> str:
     mask = np.asarray(mask, dtype=bool)
     first = int(np.argmax(mask))
     label = first if table is None or table.labels is None else table.labels[first]
-    return f"{int(mask.sum())} rows (first: {'row' if table is None else table.label_name} {label})"
+    count = int(mask.sum())
+    return f"{count} row{'s' * (count != 1)} (first: {'row' if table is None else table.label_name} {label})"
 
 
 def from_dataframe(df: pd.DataFrame, target: Hashable, *, categorical: Iterable[Hashable] | None = None,
