@@ -251,7 +251,7 @@ def test_kind_summary():
     (pd.DataFrame({"t": [0, 1]}), "t", "no feature columns"),
     (pd.DataFrame({"a": [0, 1], "t": [0, 1]}), "label", r"'label' not found; available columns: 'a', 't'"),
     (pd.DataFrame({"a": [0, np.nan, np.nan], "t": [0, 1, 1]}), "t", r"'a'.*missing values in 2 rows.*drop"),
-    (pd.DataFrame({"a": [0.0, np.inf], "t": [0, 1]}), "t", r"'a'.*infinite values in 1 rows"),
+    (pd.DataFrame({"a": [0.0, np.inf], "t": [0, 1]}), "t", r"'a'.*infinite values in 1 row"),
     (pd.DataFrame({"a": [0, 1], "t": [3, 3]}), "t", "needs at least two classes"),
     (pd.DataFrame([[0, 1, 0], [1, 0, 1]], columns=["a", "a", "t"]), "t", "duplicate column names 'a'"),
 ])
@@ -282,10 +282,10 @@ def test_from_csv_non_numeric_column_is_categorical(tmp_path):
     ("", "t", "is empty"),
     ("a,b,t\n", "t", "no rows"),
     ("a,b,t\n1,2,0\n1,2,3,4\n", "t", "Cannot parse"),
-    ("a,b,t\n1,,0\n3,4,1\n", "t", r"'b'.*missing values in 1 rows"),
+    ("a,b,t\n1,,0\n3,4,1\n", "t", r"'b'.*missing values in 1 row"),
     ("a,b,t\n1,2,0\n3,4,0\n", "t", "needs at least two classes"),
     ("a,b,t\n1,2,0\n3,4,1\n", "y", r"'y' not found; available columns: 'a', 'b', 't'"),
-    ("a,b,t\n1,inf,0\n3,4,1\n", "t", r"'b'.*infinite values in 1 rows"),
+    ("a,b,t\n1,inf,0\n3,4,1\n", "t", r"'b'.*infinite values in 1 row"),
 ])
 def test_csv_validation(tmp_path, content, target, message):
     path = tmp_path / "data.csv"
@@ -385,7 +385,7 @@ def test_transform_errors():
     enc = FeatureEncoder().fit(pd.DataFrame({"x": [1.0, 2.0], "b": [0, 1]}))
     with pytest.raises(DataError, match="Column 'b' used in training is missing"):
         enc.transform(pd.DataFrame({"x": [1.0]}))
-    with pytest.raises(DataError, match="'x' has missing values in 1 rows"):
+    with pytest.raises(DataError, match="'x' has missing values in 1 row"):
         enc.transform(pd.DataFrame({"x": [np.nan], "b": [0]}))
     with pytest.raises(DataError, match="'b' was binary"):
         enc.transform(pd.DataFrame({"x": [1.0], "b": [2]}))

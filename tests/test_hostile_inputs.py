@@ -284,11 +284,11 @@ BAD_CSVS: dict[str, tuple[str | bytes, list[str]]] = {
                       ["not UTF-8", "0xe9 on line 6", "save the file as UTF-8"]),
     "utf-16-without-bom": (BASE.encode("utf-16-le"),
                            ["NUL", "UTF-16 without a byte-order mark", "save it as UTF-8"]),
-    "overflow-1e400": (edit_line(6, "0,0,1e400,no"), ["'v'", "infinite values in 1 rows", "line 6", "drop those rows"]),
-    "nan": (edit_line(6, "0,0,nan,no"), ["'v'", "missing values in 1 rows", "line 6", "drop those rows or impute"]),
+    "overflow-1e400": (edit_line(6, "0,0,1e400,no"), ["'v'", "infinite values in 1 row", "line 6", "drop those rows"]),
+    "nan": (edit_line(6, "0,0,nan,no"), ["'v'", "missing values in 1 row", "line 6", "drop those rows or impute"]),
     "NaN": (edit_line(6, "0,0,NaN,no"), ["'v'", "missing values", "line 6", "impute"]),
     "empty-cell": (edit_line(6, "0,0,,no"), ["'v'", "missing values", "line 6", "impute"]),
-    "inf": (edit_line(6, "0,0,inf,no"), ["'v'", "infinite values in 1 rows", "line 6", "replace the values"]),
+    "inf": (edit_line(6, "0,0,inf,no"), ["'v'", "infinite values in 1 row", "line 6", "replace the values"]),
     "minus-inf": (edit_line(6, "0,0,-inf,no"), ["'v'", "infinite values", "line 6", "replace the values"]),
     "empty-label": (edit_line(6, "0,0,4,"), ["'y'", "missing values", "line 6", "drop those rows"]),
     "one-class": (BASE.replace("yes", "no"), ["single class", "at least two classes", "class column"]),
@@ -1016,13 +1016,15 @@ def test_force_never_replaces_what_is_not_a_regular_file(tmp_path, base_csv, fla
 
 @needs_rlimit
 def _chain(model_file: str, levels: int) -> str:
-    """``model_file`` with its tree replaced by a chain of ``levels`` tests, 2 × levels + 1 nodes."""
+    """``model_file`` with its tree replaced by a chain of ``levels`` tests, 2 × levels + 1 nodes (and
+    no training summary)."""
     model = json.loads(model_file)
     nodes = ([{"id": k, "feature": 0} for k in range(levels)]
              + [{"id": levels + k, "label": k % 2} for k in range(levels + 1)])
     arcs = [arc for k in range(levels) for arc in ({"from": k, "to": k + 1 if k + 1 < levels else levels + levels,
                                                      "outcome": True}, {"from": k, "to": levels + k, "outcome": False})]
     model["graph"].update(nodes=nodes, arcs=arcs)
+    model.pop("training", None)  # the saved tree's summary: a chain written by hand has none
     return json.dumps(model)
 
 

@@ -96,7 +96,7 @@ def test_a_missing_label_is_named_in_y(data, entry, missing):
     X, y = data
     y = y.astype(object)
     y[3] = missing
-    with pytest.raises(DataError, match=r"^y has missing labels in 1 rows \(first: row 3\); drop those rows"):
+    with pytest.raises(DataError, match=r"^y has missing labels in 1 row \(first: row 3\); drop those rows"):
         fit(entry, X, y)
 
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from odtk.exceptions import DataError
+
+if TYPE_CHECKING:  # pandas is imported where frames are checked: predicting from a CSV needs none
+    import pandas as pd
 
 # what pandas.api.types.infer_dtype calls a column of dates, times or durations
 TEMPORAL = frozenset({"datetime64", "datetime", "date", "timedelta", "timedelta64", "time", "period"})
@@ -28,6 +30,8 @@ def check_dates(frame: pd.DataFrame, source: str, text_columns: Collection = ())
     text_columns : collection
         The columns whose text is checked for dates (those not declared categorical).
     """
+    import pandas as pd
+
     for name in frame.columns:
         column = frame[name]
         if column.dtype.kind in "biuf":

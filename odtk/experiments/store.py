@@ -95,7 +95,7 @@ class ResultStore:
             raise DataError(f"{self.path} is not a regular file; choose another --db file.")
         self._mode = "rw"
         if read_only:
-            self._mode = "ro" if os.access(self.path.parent, os.W_OK) else _immutable(self.path)
+            self._mode = _reading_mode(self.path)
         else:
             _refuse_read_only(self.path)
         try:
@@ -344,6 +344,15 @@ def _refuse_read_only(path: Path) -> None:
     if how := _read_only_place(path.parent):
         raise DataError(f"The folder {path.parent.absolute()} is {how}: the results database {path.name} cannot be "
                         "written there; give --db a path in a folder you can write to.")
+
+
+def _reading_mode(path: Path) -> str:
+    """The URI mode for a report's reading: read-write where the file and its folder can be
+    written (the last connection then merges and removes the ``-wal`` and ``-shm`` files, leaving
+    the folder as it was), read-only where only the folder can, else immutable."""
+    if os.access(path.parent, os.W_OK):
+        return "rw" if os.access(path, os.W_OK) else "ro"
+    return _immutable(path)
 
 
 def _immutable(path: Path) -> str:
