@@ -103,8 +103,9 @@ def training_summary(graph: DecisionGraph, X: np.ndarray, y_index: np.ndarray) -
     router = graph.router
     mix = graph.class_counts(X, y_index)
     leaves = [(node, label) for node, label in zip(router.ids.tolist(), router.label.tolist()) if label >= 0]
+    ids = graph.saved_ids()
     return {"rows": int(len(y_index)), "correct": int(sum(mix[node][label] for node, label in leaves)),
-            "leaves": [{"node": int(node), "class_counts": [int(c) for c in mix[node]]} for node, _ in leaves]}
+            "leaves": [{"node": ids[node], "class_counts": [int(c) for c in mix[node]]} for node, _ in leaves]}
 
 
 def check_training(training: Any, labels: dict[Any, int], n_classes: int) -> None:

@@ -164,11 +164,20 @@ class DecisionGraph(GraphText):
         return {node: np.bincount(y_index[rows][y_index[rows] >= 0], minlength=k)
                 for node, rows in self.node_rows(X).items()}
 
+    def saved_ids(self) -> dict[Any, int]:
+        """Node → its id in a model file: the node itself when every node is a whole number, else
+        its position (a topology given as a graph may name its nodes by text)."""
+        nodes = list(self.graph.nodes)
+        if all(isinstance(node, (int, np.integer)) for node in nodes):
+            return {node: int(node) for node in nodes}
+        return {node: position for position, node in enumerate(nodes)}
+
     def to_dict(self) -> dict[str, Any]:
+        ids = self.saved_ids()
         return {
-            "nodes": [{"id": int(n), **{k: plain_attr(k, v) for k, v in a.items() if k in NODE_KEYS}}
+            "nodes": [{"id": ids[n], **{k: plain_attr(k, v) for k, v in a.items() if k in NODE_KEYS}}
                       for n, a in self.graph.nodes(data=True)],
-            "arcs": [{"from": int(u), "to": int(v), "outcome": bool(d["outcome"])}
+            "arcs": [{"from": ids[u], "to": ids[v], "outcome": bool(d["outcome"])}
                      for u, v, d in self.graph.edges(data=True)],
             "feature_names": self.feature_names,
             "class_names": self.class_names,

@@ -267,12 +267,15 @@ MIRRORED_2_5 = ("node", "last", D2)
     pytest.param(MIRRORED_2_5, (1,), {}, id="digraph-ordinal"),
     pytest.param(MIRRORED_2_5, (0,), {"anchors": "off"}, id="digraph-anchors-off"),
 ])
-def test_other_topologies_reach_the_oracle_optimum(skeleton, case, options):
+def test_other_topologies_reach_the_oracle_optimum(tmp_path, skeleton, case, options):
     instance = random_case(*case)
     given = skeleton if isinstance(skeleton, str) else tree_topology(skeleton)
     result = solve(instance, skeleton=given, **options)
     assert result.objective == oracle(instance, skeleton=skeleton, **options)
     assert result.hyperparameters["depth"] == depth_of(ORACLE_TOPOLOGY.get(skeleton, skeleton))
+    result.model.save(tmp_path / "m.json")  # a topology naming its nodes by text saves and loads
+    loaded = TrainedModel.load(tmp_path / "m.json")
+    assert list(loaded.predict(instance.features)) == list(result.model.predict(instance.features))
 
 
 # --------------------------------------------------------------------------- predictions on raw data
