@@ -119,7 +119,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="label of the desirable outcome, made the positive class 1 of (19) "
                              "(COMPAS: 0, did not re-offend within two years)")
     parser.add_argument("--form", choices=["rates", "counts"], default="rates",
-                        help="rates: odtk's rate form, both ways; counts: the paper's (19), one way")
+                        help="rates: odtk's rate form, both ways; counts: the paper's (19), one way "
+                             "(g1: rows whose --groups column is 1, g2: the others)")
     parser.add_argument("--xis", nargs="+", type=float, default=[0.8, 0.9], help="fairness ratios ξ")
     parser.add_argument("--equal-opportunity", action="store_true", help="also train under equal opportunity")
     parser.add_argument("--univariate", action="store_true", help="one feature per split instead of hyperplanes")
