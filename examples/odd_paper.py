@@ -43,7 +43,7 @@ Every run is a run of an ``odtk experiment`` campaign: recorded in the results d
 mode that proves: two small datasets (iris and echocardiogram, 60 random rows each, seed 0),
 every skeleton, α and split type, one deterministic start of the heuristic and a generous
 120 s limit per MILP that these solves need a few CPU seconds of (HiGHS proved all 108 runs in
-6.5 CPU-minutes in total, about 3.5 minutes with ``--jobs 2`` on an idle 2-core machine), so that
+6.5 CPU-minutes in total, measured; with ``--jobs 2`` roughly half that in wall time), so that
 a loaded machine changes no status. At this scale only iris passes the paper's selection rule
 (echocardiogram's diagrams have one node), so Figures 2–3 and Table 2 rest on one instance
 per split type and most claims print "not shown at this scale". Larger instances, where runs end at the limit as in the paper, belong to ``--paper``
