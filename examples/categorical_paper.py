@@ -7,7 +7,7 @@ beside odtk's, measured here:
 
     Table 2   the five configurations of §5.1 (``configuration=``: nothing, no-anchor, no-relax,
               no-strength, all; projection (14) on in all), depth 3, the paper's 200 random rows
-              (quick: 100 of bc and mush): "seconds/LPs" (paper: CPLEX LPs; odtk: CPU seconds of
+              (quick: 100 of bc): "seconds/LPs" (paper: CPLEX LPs; odtk: CPU seconds of
               odtk and its solver / the solver's branch-and-bound nodes).
     Table 3   the same at the paper's per-dataset sample sizes (flag ``--tables 3``).
     Table 6   mush: simple (max_card=1) / comb-con (max_card=2) / comb-unc branching, depth 2
@@ -35,14 +35,15 @@ once more). odtk's CART is scikit-learn's on the one-hot columns (the paper's is
 its feature selection fits CART on 90 % of the ODT's training rows (the paper's on 90 % of the
 data).
 
-Default (quick) mode: only cells odtk proves optimal with HiGHS on a 2-core machine, about 5 CPU
-minutes in all: depth 2, one seed, bc ttt monks-1 votes heart mush, Table 2 on 100-row samples
-of bc and mush, Tables 6 and 14 on min(90 %, 200) training rows (``--cap``; paper 600) and β in
-{1, 0.98, 0.95}. Each solve may take 3600 s, far more than it needs (under 30 CPU s each), so that
-a loaded machine cannot turn a proven cell into a time-limited one. Depth 2.5, 3 and imbalanced
-at the paper's sizes take minutes to hours each: ``--full`` (every dataset, topology and β, 5
-seeds, 30 for Table 14, the paper's 200-row samples and 600 rows, 1800 s per solve as the
-paper's 30 min; cells still open at the limit are marked). ``--time-limit`` sets the limit.
+Default (quick) mode: only cells odtk proves optimal with HiGHS on a 2-core machine, about 4 CPU
+minutes in all: depth 2, one seed, bc ttt monks-1 votes heart mush; Table 2 on a 100-row sample
+of bc without no-strength (``--configurations``; HiGHS needs minutes there); Tables 6 and 14 on
+min(90 %, 200) training rows (``--cap``; paper 600); β in {1, 0.98, 0.95}. Each solve may take
+3600 s, far more than it needs (under 30 CPU s each), so that a loaded machine cannot turn a
+proven cell into a time-limited one. Depth 2.5, 3 and imbalanced at the paper's sizes take
+minutes to hours each: ``--full`` (every dataset, topology, configuration and β, 5 seeds, 30
+for Table 14, the paper's 200-row samples and 600 rows, 1800 s per solve as the paper's 30 min;
+cells still open at the limit are marked). ``--time-limit`` sets the limit.
 
 Datasets and which bundled file matches the paper's Table 1 (rows, features, groups):
 
@@ -68,6 +69,7 @@ Run:  python examples/categorical_paper.py
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 
 import numpy as np
@@ -148,7 +150,8 @@ def leaves(result: odtk.SolveResult) -> int:
 
 
 def fit(train: Dataset, topology: str, args: argparse.Namespace, **options) -> Solve:
-    """One ODT and its CPU seconds; no result (and a line on stdout) if odtk gives up."""
+    """One ODT and its CPU seconds; a progress line on stderr; no result (and a line on stdout)
+    if odtk gives up."""
     start = cpu_seconds()
     try:
         result = odtk.solve("categorical", train, skeleton=topology, solver=args.solver,
@@ -156,7 +159,10 @@ def fit(train: Dataset, topology: str, args: argparse.Namespace, **options) -> S
     except OdtkError as exc:
         print(f"odtk: {train.name} {topology} {options}: {exc}")
         result = None
-    return Solve(result, cpu_seconds() - start)
+    solve = Solve(result, cpu_seconds() - start)
+    ended = "no tree" if result is None else result.termination
+    print(f"{train.name} {train.n_rows} rows {topology} {options}: {ended}, {solve.cpu:.1f} CPU s", file=sys.stderr)
+    return solve
 
 
 def scored(solves: list[Solve], test: list[Dataset]) -> dict[str, list[float]]:
@@ -192,6 +198,8 @@ def table_configurations(table: int, args: argparse.Namespace) -> list[dict]:
         sample = data.subset(np.sort(np.random.default_rng(0).permutation(data.n_rows)[:size]))
         seconds = [float(v.split("/")[0].replace("*", "10800")) for v in paper.split()]
         for configuration, value in zip(CONFIGURATIONS, paper.split()):
+            if configuration not in args.configurations:
+                continue
             solve = fit(sample, args.depth2, args, configuration=configuration)
             nodes = None if solve.result is None else solve.result.steps["milp"].get("nodes")
             text = "*" if solve.result is None else f"{solve.cpu:.1f}/{'-' if nodes is None else nodes}"
@@ -311,10 +319,11 @@ TABLES: dict[int, Callable[[argparse.Namespace], list[dict]]] = {
 # ----------------------------------------------------------------------- command line
 QUICK = {"datasets": ["bc", "ttt", "monks-1", "votes", "heart", "mush"], "topologies": ["depth-2"],
          "seeds": 1, "seeds14": 1, "betas": [1.0, 0.98, 0.95], "time_limit": 3600.0, "depth2": "depth-3", "cap": 200,
-         "rows2": {"bc": 100, "mush": 100}}
+         "rows2": {"bc": 100},
+         "configurations": ["nothing", "no-anchor", "no-relax", "all"]}
 FULL = {"datasets": list(DATASETS), "topologies": TOPOLOGIES, "seeds": 5, "seeds14": 30, "betas": BETAS,
         "time_limit": 1800.0, "depth2": "depth-3", "cap": 600,
-        "rows2": dict.fromkeys(TABLE2, 200)}
+        "rows2": dict.fromkeys(TABLE2, 200), "configurations": CONFIGURATIONS}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -327,7 +336,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seeds14", type=int, help="seeds of Table 14 (default 1)")
     parser.add_argument("--betas", nargs="+", type=float, choices=BETAS, help="default: 1 0.98 0.95")
     parser.add_argument("--rows2", type=int, help="rows of Table 2's samples, each of its datasets (default: "
-                        "100 of bc and mush; with --full the paper's 200 of bc, krkp, mush, ttt)")
+                        "100 of bc; with --full the paper's 200 of bc, krkp, mush, ttt)")
+    parser.add_argument("--configurations", nargs="+", choices=CONFIGURATIONS,
+                        help="configurations of Tables 2-3 (default: all but no-strength, which HiGHS does not prove "
+                        "in minutes even on 100 rows)")
     parser.add_argument("--depth2", choices=TOPOLOGIES, help="topology of Tables 2-3 (default depth-3, the paper's)")
     parser.add_argument("--time-limit", type=float,
                         help="seconds per solve (default 3600, far above what the quick cells need; 1800 with --full)")
