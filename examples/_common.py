@@ -125,3 +125,22 @@ def print_table(rows: list[dict], title: str) -> None:
     frame[seconds] = frame[seconds].round(1)
     print(title)
     print(frame.to_string(index=False, na_rep="-", float_format=lambda v: f"{v:.4g}"))
+
+
+def pruned_cart(train: Dataset, val: Dataset, seed: int,
+                refit: Dataset | None = None) -> tuple[DecisionTreeClassifier, pd.DataFrame]:
+    """CART pruned by cost complexity, as rpart prunes by cross-validation: the full tree on
+    ``train``, its pruning path's ``ccp_alpha`` with the best accuracy on ``val`` (ties: the larger
+    alpha, a smaller tree), fitted again with that alpha on ``refit`` (default ``train``).
+
+    Returns the pruned tree and the one-hot columns it was fitted on (for ``one_hot(data, like)``).
+    """
+    X_train, X_val = one_hot(train), one_hot(val, one_hot(train))
+    path = DecisionTreeClassifier(random_state=seed).cost_complexity_pruning_path(X_train, train.target)
+    alphas = path.ccp_alphas
+    scores = [DecisionTreeClassifier(random_state=seed, ccp_alpha=alpha).fit(X_train, train.target).score(
+        X_val, val.target) for alpha in alphas]
+    alpha = max(0.0, max(zip(scores, alphas))[1])  # the path's first alpha may be -1e-17
+    final = train if refit is None else refit
+    X_final = one_hot(final)
+    return DecisionTreeClassifier(random_state=seed, ccp_alpha=alpha).fit(X_final, final.target), X_final

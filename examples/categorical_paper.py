@@ -6,19 +6,25 @@ Every row prints the paper's value (transcribed from its text, labelled with the
 beside odtk's, measured here:
 
     Table 2   the five configurations of §5.1 (``configuration=``: nothing, no-anchor, no-relax,
-              no-strength, all; projection (14) on in all), depth 3, 200 random rows:
-              "seconds/LPs" (paper: CPLEX LPs; odtk: the solver's branch-and-bound nodes;
-              "*" = time limit reached; in the other tables "*" = no tree within it).
+              no-strength, all; projection (14) on in all), depth 3, the paper's 200 random rows
+              (quick: 100 of bc): "seconds/LPs" (paper: CPLEX LPs; odtk: CPU seconds of
+              odtk and its solver / the solver's branch-and-bound nodes).
     Table 3   the same at the paper's per-dataset sample sizes (flag ``--tables 3``).
     Table 6   mush: simple (max_card=1) / comb-con (max_card=2) / comb-unc branching, depth 2
               and 3: "train (test)" accuracy in %.
-    Table 7   bc: scores as ordered bins ("n", §4.4) or as categories ("c"): "train (test)/seconds".
+    Table 7   bc with CART feature selection (§5.1, as the paper's: its n rows equal its Table 9's):
+              scores as ordered bins ("n", §4.4) or as categories ("c"): "train (test)/seconds".
     Table 8   accuracy by topology (depth-2, depth-2.5, depth-3, imbalanced), no feature
               selection, and CART of depth 3 fitted on the 90 %: "train (test)".
-    Table 13  topology chosen on validation rows, CART feature selection (§5.1), vs an unpruned
-              CART on the 90 %: "test accuracy / leaves".
+    Table 13  topology chosen on validation rows, CART feature selection (§5.1), vs CART pruned
+              as rpart prunes (cost-complexity pruning, ``ccp_alpha`` chosen on the validation
+              rows, refitted on the 90 %): "test accuracy / leaves".
     Table 14  bc, maximum specificity (TNR) subject to sensitivity (TPR) ≥ β (§4.6, positive =
-              malignant): "TPR/TNR" on training and test rows.
+              malignant): "TPR/TNR" on training then test rows.
+
+Every odtk cell shows its status ("optimal", or how many of its solves were proven) and its
+largest relative gap; a value not proven is marked ``†``. The output ends with one line per claim
+of the paper: agrees, disagrees (with odtk's numbers beside the paper's) or not shown at this scale.
 
 Protocol (the paper's §5.4): per seed, 10 % of the rows are held out for testing; the ODT trains
 on min(90 %, 600) rows, CART on the whole 90 %. Averages over ``--seeds`` seeds (paper: 5 for
@@ -29,10 +35,15 @@ once more). odtk's CART is scikit-learn's on the one-hot columns (the paper's is
 its feature selection fits CART on 90 % of the ODT's training rows (the paper's on 90 % of the
 data).
 
-Time limits are scaled down for a 2-core machine and equal across configurations (paper: 3 h
-on 8 cores with CPLEX for Tables 2–3, 30 min for Tables 6–8 and 13): ``--time-limit`` per solve;
-the output repeats it. Default: a few minutes (one seed, fewer datasets, topologies and β).
-Full run: ``--full`` (5 seeds, 30 for Table 14, every dataset and topology, 600 s per solve).
+Default (quick) mode: only cells odtk proves optimal with HiGHS on a 2-core machine, about 4 CPU
+minutes in all: depth 2, one seed, bc ttt monks-1 votes heart mush; Table 2 on a 100-row sample
+of bc without no-strength (``--configurations``; HiGHS needs minutes there); Tables 6 and 14 on
+min(90 %, 200) training rows (``--cap``; paper 600); β in {1, 0.98, 0.95}. Each solve may take
+3600 s, far more than it needs (under 30 CPU s each), so that a loaded machine cannot turn a
+proven cell into a time-limited one. Depth 2.5, 3 and imbalanced at the paper's sizes take
+minutes to hours each: ``--full`` (every dataset, topology, configuration and β, 5 seeds, 30
+for Table 14, the paper's 200-row samples and 600 rows, 1800 s per solve as the paper's 30 min;
+cells still open at the limit are marked). ``--time-limit`` sets the limit.
 
 Datasets and which bundled file matches the paper's Table 1 (rows, features, groups):
 
@@ -53,12 +64,12 @@ a1a, heloc and student are not bundled; their rows are left out.
 
 Run:  python examples/categorical_paper.py
       python examples/categorical_paper.py --full --solver gurobi
-      python examples/categorical_paper.py --tables 2 3 --time-limit 1800 --datasets bc ttt
+      python examples/categorical_paper.py --tables 2 3 --time-limit 10800 --datasets bc ttt
 """
 from __future__ import annotations
 
 import argparse
-import time
+import sys
 from collections.abc import Callable
 
 import numpy as np
@@ -66,53 +77,11 @@ import pandas as pd
 from sklearn.tree import DecisionTreeClassifier
 
 import odtk
-from _common import one_hot, quiet
+from _common import one_hot, pruned_cart, quiet
+from categorical_tables import (BETAS, CONFIGURATIONS, LEGEND, TABLE2, TABLE3, TABLE6, TABLE7, TABLE8, TABLE13,
+                                TABLE14, TOPOLOGIES, Solve, claim_lines, cpu_seconds, mean, pct, row)
 from odtk.datasets import Dataset, from_dataframe, load_dataset
 from odtk.exceptions import OdtkError
-
-TOPOLOGIES = ["depth-2", "depth-2.5", "depth-3", "imbalanced"]
-CONFIGURATIONS = ["nothing", "no-anchor", "no-relax", "no-strength", "all"]
-BETAS = [1.0, 0.995, 0.99, 0.985, 0.98, 0.97, 0.96, 0.95]
-
-# ----------------------------------------------------------------------- the paper's values
-TABLE2 = {  # depth 3, 200 rows: seconds/LPs for Nothing, No Anchor, No Relax, No Strength, All
-    "bc": "2193/50075 405/118193 139/52375 188/18121 44/18660",
-    "krkp": "5377/2766623 392/95623 3726/2702709 1434/291221 320/131274",
-    "mush": "31/26 22/20 12/65 22/26 23/49",
-    "ttt": "1837/1914999 346/169235 71/63109 175/28588 31/10737"}
-TABLE3 = {  # depth 3 at (rows, the same five configurations)
-    "bc": (300, "7766/1013135 5445/981711 223/64411 386/32262 349/53194"),
-    "krkp": (400, "*/559764 6984/847235 7533/1289615 2936/97214 3693/719622"),
-    "mush": (500, "151/37 41/0 55/1109 182/215 38/7"),
-    "ttt": (300, "1394/404553 946/226864 424/88755 253/29869 35/12154")}
-TABLE6 = {  # mush, 600 rows: simple, comb-con, comb-unc at depth 2 then depth 3
-    "depth-2": ["95.8 (95.7)", "99.6 (99.4)", "99.6 (99.4)"],
-    "depth-3": ["98.4 (97.7)", "99.9 (99.4)", "99.9 (99.3)"]}
-TABLE7 = {  # bc, numeric "n" / categorical "c": train (test)/seconds by topology (30 min limit)
-    "n": ["96.7 (96.6)/6", "97.5 (95.4)/70", "97.8 (96.2)/608", "97.8 (95.6)/1749"],
-    "c": ["96.7 (96.0)/6", "97.8 (94.9)/272", "98.4 (94.7)/1800", "98.5 (95.5)/1800"]}
-TABLE8 = {  # depth-2, depth-2.5, depth-3, imbalanced, CART-D3: train (test), no feature selection
-    "bc": ["96.7 (96.6)", "97.5 (95.6)", "97.8 (94.9)", "97.9 (96.4)", "96.0 (94.6)"],
-    "krkp": ["86.7 (87.0)", "93.2 (93.9)", "93.3 (93.9)", "94.1 (94.1)", "90.4 (90.3)"],
-    "mush": ["99.6 (99.4)", "100.0 (99.5)", "100.0 (99.7)", "100.0 (99.6)", "99.4 (99.3)"],
-    "ttt": ["71.8 (67.7)", "77.0 (72.7)", "79.3 (74.2)", "81.9 (79.5)", "75.3 (73.1)"],
-    "monks-1": ["78.2 (74.1)", "84.1 (76.8)", "89.6 (82.3)", "100.0 (100.0)", "76.6 (76.8)"],
-    "votes": ["96.2 (95.5)", "96.9 (93.6)", "97.4 (94.1)", "98.0 (95.0)", "95.7 (95.9)"],
-    "heart": ["85.5 (88.1)", "88.6 (89.6)", "88.7 (89.6)", "90.7 (85.2)", "88.5 (91.1)"]}
-TABLE13 = {  # ODT test accuracy / leaves, CART test accuracy / leaves
-    "bc": ("96.0/4.8", "94.9/4.2"), "krkp": ("93.6/6.8", "96.6/9"), "mush": ("99.8/7.6", "99.3/3"),
-    "ttt": ("81.0/8.0", "93.1/20.2"), "monks-1": ("100.0/8.0", "82.3/8.6"),
-    "votes": ("95.7/7.2", "95.5/2.4"), "heart": ("89.6/7.2", "88.9/5")}
-TABLE14 = {  # β: depth 2 (train TPR/TNR, test TPR/TNR), depth 3 (the same)
-    1.0: ("100/79.6", "99.1/76.8", "100/91.6", "97.2/83.6"),
-    0.995: ("99.5/85.4", "98.9/82.4", "99.5/94.6", "97.4/89.7"),
-    0.99: ("99/89.5", "97.7/89.4", "99/97.2", "96.8/90.0"),
-    0.985: ("98.5/92", "98.1/90.9", "98.5/97.2", "97.2/90.9"),
-    0.98: ("98/92.7", "97.7/91.0", "98/98.7", "96.4/94.6"),
-    0.97: ("97/95.8", "97.5/94.7", "97/99.4", "96.6/96.1"),
-    0.96: ("96/97.3", "96.4/93.9", "96/99.9", "94.2/94.7"),
-    0.95: ("95/98.4", "96.2/98.0", "95/100.0", "93.9/93.0")}
-
 
 # ----------------------------------------------------------------------- data (Table 1)
 def regrouped(name: str) -> Dataset:
@@ -180,58 +149,90 @@ def leaves(result: odtk.SolveResult) -> int:
     return sum(1 for node in graph if graph.out_degree(node) == 0)
 
 
-def fit(train: Dataset, topology: str, args: argparse.Namespace, **options) -> odtk.SolveResult | None:
-    """One ODT; None (and a line on stdout) if odtk gives up."""
+def fit(train: Dataset, topology: str, args: argparse.Namespace, **options) -> Solve:
+    """One ODT and its CPU seconds; a progress line on stderr; no result (and a line on stdout)
+    if odtk gives up."""
+    start = cpu_seconds()
     try:
-        return odtk.solve("categorical", train, skeleton=topology, solver=args.solver,
-                          time_limit=args.time_limit, threads=1, seed=0, warm_start=None, **options)  # as the paper
+        result = odtk.solve("categorical", train, skeleton=topology, solver=args.solver,
+                            time_limit=args.time_limit, threads=1, seed=0, warm_start=None, **options)  # as the paper
     except OdtkError as exc:
         print(f"odtk: {train.name} {topology} {options}: {exc}")
-        return None
+        result = None
+    solve = Solve(result, cpu_seconds() - start)
+    ended = "no tree" if result is None else result.termination
+    print(f"{train.name} {train.n_rows} rows {topology} {options}: {ended}, {solve.cpu:.1f} CPU s", file=sys.stderr)
+    return solve
 
 
-def cart_fit(train: Dataset, depth: int | None, seed: int) -> tuple[DecisionTreeClassifier, pd.DataFrame]:
-    X = one_hot(train)
-    return DecisionTreeClassifier(max_depth=depth, random_state=seed).fit(X, train.target), X
+def scored(solves: list[Solve], test: list[Dataset]) -> dict[str, list[float]]:
+    """Train and test accuracy, CPU seconds and leaves of the solves that found a tree."""
+    pairs = [(s, data) for s, data in zip(solves, test) if s.result is not None]
+    return {"train": [s.result.train_accuracy for s, _ in pairs],
+            "test": [accuracy(s.result.model, d) for s, d in pairs],
+            "cpu": [s.cpu for s, _ in pairs], "leaves": [leaves(s.result) for s, _ in pairs]}
+
+
+def odt_row(table: int, dataset: str, setting: str, paper: str, solves: list[Solve], test: list[Dataset],
+            seconds: bool = False) -> dict:
+    """A "train (test)" row (with "/CPU seconds" if ``seconds``) of one cell."""
+    s = scored(solves, test)
+    text = pct(s["train"], s["test"]) + (f"/{mean(s['cpu']):.1f}" if seconds else "")
+    return row(table, dataset, setting, paper, text, solves, **{k: mean(v) for k, v in s.items()})
 
 
 def cart_scores(train: Dataset, test: Dataset, depth: int | None, seed: int) -> tuple[float, float, int]:
     """CART's (train accuracy, test accuracy, leaves)."""
-    tree, X = cart_fit(train, depth, seed)
+    X = one_hot(train)
+    tree = DecisionTreeClassifier(max_depth=depth, random_state=seed).fit(X, train.target)
     return (tree.score(X, train.target), tree.score(one_hot(test, X), test.target), int(tree.get_n_leaves()))
-
-
-def mean(values: list[float]) -> float:
-    return float(np.mean(values)) if values else float("nan")
-
-
-def pct(train: list[float], test: list[float]) -> str:
-    """ "train (test)" in %; "*" when no solve found a tree within the time limit."""
-    return f"{100 * mean(train):.1f} ({100 * mean(test):.1f})" if train else "*"
 
 
 # ----------------------------------------------------------------------- tables
 def table_configurations(table: int, args: argparse.Namespace) -> list[dict]:
-    """Tables 2 and 3: every named configuration on one random sample, depth 3."""
+    """Tables 2 and 3: every named configuration on one random sample (Table 2: ``args.rows2``'s)."""
     rows = []
-    for name in args.datasets:
-        if name not in TABLE2:
-            continue
-        size, paper = (200, TABLE2[name]) if table == 2 else TABLE3[name]
+    for name in [name for name in args.datasets if name in (args.rows2 if table == 2 else TABLE3)]:
+        size, paper = (args.rows2[name], TABLE2[name]) if table == 2 else TABLE3[name]
         data = DATASETS[name]()
         sample = data.subset(np.sort(np.random.default_rng(0).permutation(data.n_rows)[:size]))
+        seconds = [float(v.split("/")[0].replace("*", "10800")) for v in paper.split()]
         for configuration, value in zip(CONFIGURATIONS, paper.split()):
-            result = fit(sample, "depth-3", args, configuration=configuration)
-            rows.append(row(table, name, f"{size} rows, {configuration}", value, seconds_nodes(result)))
+            if configuration not in args.configurations:
+                continue
+            solve = fit(sample, args.depth2, args, configuration=configuration)
+            nodes = None if solve.result is None else solve.result.steps["milp"].get("nodes")
+            text = "*" if solve.result is None else f"{solve.cpu:.1f}/{'-' if nodes is None else nodes}"
+            rows.append(row(table, name, f"{size} rows {args.depth2}, {configuration}", value, text, [solve],
+                            cpu=solve.cpu, paper_ratio=seconds[0] / seconds[-1]))
     return rows
 
 
-def seconds_nodes(result: odtk.SolveResult | None) -> str:
-    if result is None:  # no incumbent within the limit (the line above says why)
-        return "*/-"
-    seconds = f"{result.solve_time:.1f}" if result.optimal else "*"
-    nodes = result.steps["milp"].get("nodes")
-    return f"{seconds}/{'-' if nodes is None else nodes}"
+def table6(args: argparse.Namespace) -> list[dict]:
+    """Table 6: simple, comb-con and comb-unc branching on mush (600 rows)."""
+    if "mush" not in args.datasets:
+        return []
+    splits = [split(DATASETS["mush"](), seed, args.cap) for seed in range(args.seeds)]
+    rows = []
+    for topology in [t for t in ("depth-2", "depth-3") if t in args.topologies]:
+        for label, max_card, paper in zip(("simple", "comb-con", "comb-unc"), (1, 2, None), TABLE6[topology]):
+            solves = [fit(train, topology, args, max_card=max_card) for train, _, _ in splits]
+            rows.append(odt_row(6, "mush", f"{topology} {label}", paper, solves, [t for _, _, t in splits]))
+    return rows
+
+
+def table7(args: argparse.Namespace) -> list[dict]:
+    """Table 7: bc's scores as ordered bins ("n") or unordered categories ("c"), feature selection on."""
+    if "bc" not in args.datasets:
+        return []
+    splits = [split(DATASETS["bc"](), seed) for seed in range(args.seeds)]
+    rows = []
+    for code, numeric in (("n", "ordinal"), ("c", "categorical")):
+        for topology in args.topologies:
+            solves = [fit(train, topology, args, numeric=numeric, feature_selection="cart") for train, _, _ in splits]
+            rows.append(odt_row(7, "bc", f"{topology} {code}", TABLE7[code][TOPOLOGIES.index(topology)], solves,
+                                [t for _, _, t in splits], seconds=True))
+    return rows
 
 
 def table8(args: argparse.Namespace) -> list[dict]:
@@ -241,38 +242,33 @@ def table8(args: argparse.Namespace) -> list[dict]:
         data = DATASETS[name]()
         splits = [split(data, seed) for seed in range(args.seeds)]
         for topology in args.topologies:
-            scores = [odt_scores(train, test, topology, args) for train, _, test in splits]
-            rows.append(row(8, name, topology, TABLE8[name][TOPOLOGIES.index(topology)], pct(
-                [s[0] for s in scores if s], [s[1] for s in scores if s])))
+            solves = [fit(train, topology, args) for train, _, _ in splits]
+            rows.append(odt_row(8, name, topology, TABLE8[name][TOPOLOGIES.index(topology)], solves,
+                                [t for _, _, t in splits]))
         cart = [cart_scores(pooled(train, rest), test, 3, seed) for seed, (train, rest, test) in enumerate(splits)]
-        rows.append(row(8, name, "CART-D3", TABLE8[name][4], pct([c[0] for c in cart], [c[1] for c in cart])))
+        train, test = [c[0] for c in cart], [c[1] for c in cart]
+        rows.append(row(8, name, "CART-D3", TABLE8[name][4], pct(train, test), train=mean(train), test=mean(test)))
     return rows
 
 
-def odt_scores(train: Dataset, test: Dataset, topology: str, args: argparse.Namespace,
-               **options) -> tuple[float, float, float, int] | None:
-    """(train accuracy, test accuracy, solve seconds, leaves) of one ODT, or None."""
-    result = fit(train, topology, args, **options)
-    if result is None:
-        return None
-    return result.train_accuracy, accuracy(result.model, test), result.solve_time, leaves(result)
-
-
 def table13(args: argparse.Namespace) -> list[dict]:
-    """Table 13: the topology best on validation rows (feature selection on), vs unpruned CART."""
+    """Table 13: the topology best on validation rows (feature selection on), vs CART pruned on them."""
     rows = []
     for name in args.datasets:
         data = DATASETS[name]()
         splits = [validation_split(data, seed) for seed in range(args.seeds)]
         found = {topology: [fit(train, topology, args, feature_selection="cart") for train, _, _ in splits]
                  for topology in args.topologies}
-        best = max(found, key=lambda t: mean([accuracy(r.model, val) for r, (_, val, _) in zip(found[t], splits) if r]))
-        chosen = [(r, test) for r, (_, _, test) in zip(found[best], splits) if r]
-        odt = f"{100 * mean([accuracy(r.model, t) for r, t in chosen]):.1f}/{mean([leaves(r) for r, _ in chosen]):.1f}"
-        cart = [cart_scores(pooled(train, val), test, None, seed) for seed, (train, val, test) in enumerate(splits)]
-        rows.append(row(13, name, f"ODT ({best})", TABLE13[name][0], odt))
-        rows.append(row(13, name, "CART", TABLE13[name][1],
-                        f"{100 * mean([c[1] for c in cart]):.1f}/{mean([c[2] for c in cart]):.1f}"))
+        best = max(found, key=lambda t: mean(scored(found[t], [val for _, val, _ in splits])["test"]))
+        odt = scored(found[best], [test for _, _, test in splits])
+        rows.append(row(13, name, f"ODT ({best})", TABLE13[name][0],
+                        f"{100 * mean(odt['test']):.1f}/{mean(odt['leaves']):.1f}", found[best],
+                        test=mean(odt["test"]), leaves=mean(odt["leaves"])))
+        cart = [pruned_cart(train, val, seed, refit=pooled(train, val)) for seed, (train, val, _) in enumerate(splits)]
+        test = [tree.score(one_hot(t, X), t.target) for (tree, X), (_, _, t) in zip(cart, splits)]
+        size = [int(tree.get_n_leaves()) for tree, _ in cart]
+        rows.append(row(13, name, "CART pruned", TABLE13[name][1], f"{100 * mean(test):.1f}/{mean(size):.1f}",
+                        test=mean(test), leaves=mean(size)))
     return rows
 
 
@@ -283,59 +279,30 @@ def validation_split(data: Dataset, seed: int) -> tuple[Dataset, Dataset, Datase
     return split(data, seed, cap=min(600, int(0.8 * pool)))
 
 
-def table6(args: argparse.Namespace) -> list[dict]:
-    """Table 6: simple, comb-con and comb-unc branching on mush (600 rows)."""
-    if "mush" not in args.datasets:
-        return []
-    splits = [split(DATASETS["mush"](), seed) for seed in range(args.seeds)]
-    rows = []
-    for topology in [t for t in ("depth-2", "depth-3") if t in args.topologies]:
-        for label, max_card, paper in zip(("simple", "comb-con", "comb-unc"), (1, 2, None), TABLE6[topology]):
-            scores = [s for s in (odt_scores(train, test, topology, args, max_card=max_card)
-                                  for train, _, test in splits) if s]
-            rows.append(row(6, "mush", f"{topology} {label}", paper,
-                            pct([s[0] for s in scores], [s[1] for s in scores])))
-    return rows
-
-
-def table7(args: argparse.Namespace) -> list[dict]:
-    """Table 7: bc's scores as ordered bins ("n") or as unordered categories ("c")."""
-    if "bc" not in args.datasets:
-        return []
-    splits = [split(DATASETS["bc"](), seed) for seed in range(args.seeds)]
-    rows = []
-    for code, numeric in (("n", "ordinal"), ("c", "categorical")):
-        for topology in args.topologies:
-            scores = [s for s in (odt_scores(train, test, topology, args, numeric=numeric)
-                                  for train, _, test in splits) if s]
-            odtk_value = f"{pct([s[0] for s in scores], [s[1] for s in scores])}/{mean([s[2] for s in scores]):.0f}"
-            rows.append(row(7, "bc", f"{topology} {code}", TABLE7[code][TOPOLOGIES.index(topology)], odtk_value))
-    return rows
-
-
 def table14(args: argparse.Namespace) -> list[dict]:
     """Table 14: bc, maximum specificity subject to training sensitivity ≥ β (§4.6)."""
     if "bc" not in args.datasets:
         return []
-    splits = [split(DATASETS["bc"](), seed) for seed in range(args.seeds14)]
+    splits = [split(DATASETS["bc"](), seed, args.cap) for seed in range(args.seeds14)]
     rows = []
     for topology in [t for t in ("depth-2", "depth-3") if t in args.topologies]:
         for beta in args.betas:
-            rates = [r for r in (rate_pair(train, test, topology, beta, args) for train, _, test in splits) if r]
+            solves = [fit(train, topology, args, positive_class=MALIGNANT, rate="specificity", min_rate=beta)
+                      for train, _, _ in splits]
             paper = TABLE14[beta][0 if topology == "depth-2" else 2: 2 if topology == "depth-2" else 4]
-            for side, value in enumerate(paper):
-                measured = np.mean([r[side] for r in rates], axis=0) if rates else None
-                rows.append(row(14, "bc", f"{topology} β={beta:g} {('train', 'test')[side]}", value,
-                                "*" if measured is None else f"{100 * measured[0]:.1f}/{100 * measured[1]:.1f}"))
+            rows.append(rate_row(f"{topology} β={beta:g}", " ".join(paper), solves, splits, beta))
     return rows
 
 
-def rate_pair(train: Dataset, test: Dataset, topology: str, beta: float, args: argparse.Namespace):
-    """((train TPR, TNR), (test TPR, TNR)) of the tree with the best specificity at TPR ≥ β."""
-    result = fit(train, topology, args, positive_class=MALIGNANT, rate="specificity", min_rate=beta)
-    if result is None:
-        return None
-    return tuple(rates(result.model, data) for data in (train, test))
+def rate_row(setting: str, paper: str, solves: list[Solve], splits: list[tuple[Dataset, ...]], beta: float) -> dict:
+    """Table 14's row: mean "TPR/TNR" on training then test rows."""
+    pairs = [(s.result.model, train, test) for s, (train, _, test) in zip(solves, splits) if s.result]
+    if not pairs:
+        return row(14, "bc", setting, paper, "*", solves)
+    (train_tpr, train_tnr), test = (np.mean([rates(model, data[side]) for model, *data in pairs], axis=0)
+                                    for side in (0, 1))
+    text = f"{100 * train_tpr:.1f}/{100 * train_tnr:.1f} {100 * test[0]:.1f}/{100 * test[1]:.1f}"
+    return row(14, "bc", setting, paper, text, solves, beta=beta, train_tpr=train_tpr, train_tnr=train_tnr)
 
 
 def rates(model: odtk.TrainedModel, data: Dataset) -> tuple[float, float]:
@@ -344,35 +311,47 @@ def rates(model: odtk.TrainedModel, data: Dataset) -> tuple[float, float]:
     return float(np.mean(predicted[positive] == MALIGNANT)), float(np.mean(predicted[~positive] != MALIGNANT))
 
 
-def row(table: int, dataset: str, setting: str, paper: str, measured: str) -> dict:
-    return {"table": table, "dataset": dataset, "setting": setting, "paper": paper, "odtk": measured}
-
-
 TABLES: dict[int, Callable[[argparse.Namespace], list[dict]]] = {
     2: lambda args: table_configurations(2, args), 3: lambda args: table_configurations(3, args),
     6: table6, 7: table7, 8: table8, 13: table13, 14: table14}
 
 
 # ----------------------------------------------------------------------- command line
+QUICK = {"datasets": ["bc", "ttt", "monks-1", "votes", "heart", "mush"], "topologies": ["depth-2"],
+         "seeds": 1, "seeds14": 1, "betas": [1.0, 0.98, 0.95], "time_limit": 3600.0, "depth2": "depth-3", "cap": 200,
+         "rows2": {"bc": 100},
+         "configurations": ["nothing", "no-anchor", "no-relax", "all"]}
+FULL = {"datasets": list(DATASETS), "topologies": TOPOLOGIES, "seeds": 5, "seeds14": 30, "betas": BETAS,
+        "time_limit": 1800.0, "depth2": "depth-3", "cap": 600,
+        "rows2": dict.fromkeys(TABLE2, 200), "configurations": CONFIGURATIONS}
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--tables", nargs="+", type=int, choices=list(TABLES), default=[2, 6, 7, 8, 13, 14])
-    parser.add_argument("--datasets", nargs="+", choices=list(DATASETS), help="default: bc ttt monks-1 votes heart")
-    parser.add_argument("--topologies", nargs="+", choices=TOPOLOGIES, help="default: depth-2 depth-3")
+    parser.add_argument("--datasets", nargs="+", choices=list(DATASETS), help=f"default: {' '.join(QUICK['datasets'])}")
+    parser.add_argument("--topologies", nargs="+", choices=TOPOLOGIES, help="default: depth-2")
     parser.add_argument("--seeds", type=int, help="seeds of Tables 6–8 and 13 (default 1)")
     parser.add_argument("--seeds14", type=int, help="seeds of Table 14 (default 1)")
     parser.add_argument("--betas", nargs="+", type=float, choices=BETAS, help="default: 1 0.98 0.95")
-    parser.add_argument("--time-limit", type=float, help="seconds per solve (default 5)")
+    parser.add_argument("--rows2", type=int, help="rows of Table 2's samples, each of its datasets (default: "
+                        "100 of bc; with --full the paper's 200 of bc, krkp, mush, ttt)")
+    parser.add_argument("--configurations", nargs="+", choices=CONFIGURATIONS,
+                        help="configurations of Tables 2-3 (default: all but no-strength, which HiGHS does not prove "
+                        "in minutes even on 100 rows)")
+    parser.add_argument("--depth2", choices=TOPOLOGIES, help="topology of Tables 2-3 (default depth-3, the paper's)")
+    parser.add_argument("--time-limit", type=float,
+                        help="seconds per solve (default 3600, far above what the quick cells need; 1800 with --full)")
+    parser.add_argument("--cap", type=int, help="training rows of Tables 6 and 14: min(90 %%, cap) (default 200; "
+                        "the paper's 600 with --full)")
     parser.add_argument("--solver", default="highs", help="highs, cbc, gurobi or cplex")
     parser.add_argument("--full", action="store_true",
-                        help="every dataset, topology and β; 5 seeds (30 for Table 14); 600 s per solve")
+                        help="every dataset, topology and β; 5 seeds (30 for Table 14); 1800 s per solve")
     args = parser.parse_args(argv)
-    full = {"datasets": list(DATASETS), "topologies": TOPOLOGIES, "seeds": 5, "seeds14": 30,
-            "betas": BETAS, "time_limit": 600.0}
-    short = {"datasets": ["bc", "ttt", "monks-1", "votes", "heart"], "topologies": ["depth-2", "depth-3"],
-             "seeds": 1, "seeds14": 1, "betas": [1.0, 0.98, 0.95], "time_limit": 5.0}
-    for key, value in (full if args.full else short).items():
+    if args.rows2 is not None:
+        args.rows2 = dict.fromkeys(TABLE2, args.rows2)
+    for key, value in (FULL if args.full else QUICK).items():
         if getattr(args, key) is None:
             setattr(args, key, value)
     return args
@@ -381,14 +360,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     quiet()
-    start, rows = time.perf_counter(), []
+    start, rows = cpu_seconds(), []
     for table in args.tables:
         rows += TABLES[table](args)
-    print(f"Günlük et al. (2021) beside odtk: {args.solver}, 1 thread, {args.time_limit:g} s per solve "
+    print(f"Günlük et al. (2021) beside odtk: {args.solver}, 1 thread, up to {args.time_limit:g} s per solve "
           f"(paper: CPLEX, 8 cores, 3 h for Tables 2-3, 30 min for Tables 6-8 and 13), "
-          f"{args.seeds} seed(s), {args.seeds14} for Table 14")
-    print(pd.DataFrame(rows).to_string(index=False))
-    print(f"total {time.perf_counter() - start:.0f} s")
+          f"{args.seeds} seed(s), {args.seeds14} for Table 14; Tables 6 and 14 train on min(90 %, {args.cap}) "
+          "rows (paper: 600)")
+    shown = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
+    print(pd.DataFrame(shown).to_string(index=False))
+    print(LEGEND)
+    print(f"{sum(not r['_proven'] for r in rows)} of {len(rows)} rows not proven; "
+          f"{cpu_seconds() - start:.0f} CPU s in total")
+    print("\n".join(claim_lines(rows)))
 
 
 if __name__ == "__main__":
