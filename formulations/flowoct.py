@@ -25,10 +25,8 @@ samples classified correctly.
          b ∈ {0,1} (1.10),  w ∈ {0,1} (1.11),  p ∈ {0,1},  z ∈ [0,1] ((1.12)–(1.13) relaxed)
 
 The journal version's pruning variables ``p`` (p_n = 1: node n predicts) replace this
-paper's (1.2) Σ_f b_{nf} + Σ_k w_{nk} = 1 (n ∈ B) and (1.3) Σ_k w_{nk} = 1 (n ∈ L): with
-Σ_k w_{nk} = p_n they state the same choice (split or predict) at every node a sample can
-reach, and set everything below a predicting node to zero instead of leaving it free. The
-trees, and so the optima, are the same.
+paper's (1.2) Σ_f b_{nf} + Σ_k w_{nk} = 1 (n ∈ B) and (1.3) Σ_k w_{nk} = 1 (n ∈ L); see
+"Deviation" below for what this changes and why the optimum does not change.
 
 As the paper notes, the flow variables ``z`` may be relaxed to [0, 1]: for
 integral ``b``, ``p``, ``w`` every sample has a single path and the max-flow is
@@ -71,9 +69,22 @@ licences) the cuts made the solves slower: geometric-mean time ratio on/off 1.69
 of car evaluation (depth 2) the root loop lowered HiGHS's LP bound by 0.2 % (1695.5 → 1692.4,
 820 cuts in 52 s), and the 60-s solve then ended with a worse incumbent than without cuts.
 
-Deviation: none. A tree of depth 0 (a single leaf) is allowed; then B is empty. odtk's option
-``sample_weight`` gives sample i a weight ω_i ≥ 0 (param ``weight[i]``, default 1) multiplying
-its flows z^i_{n,t} in (1.1), which then counts the weight of the correctly classified samples.
+Deviation: (1.2)–(1.3) are stated with the journal version's ``p`` as above, not as printed in
+this paper. As printed, every node below a predicting node must still split or predict (its b
+and w are free, and a split there costs λ in (1.1) though no sample reaches it); with ``p``
+everything below a predicting node is zero. Effect on the optimum: none — the optimal value and
+the trees it decodes to are the same, because each form's solutions map to the other's with the
+same flows z and an objective at least as large. Paper → ``p``: set p_n = 1 at each predicting
+node no ancestor of which predicts and zero b, w below it; no flow reaches there ((1.2) leaves
+the predicting node no split, so (1.7)–(1.8) hold its child arcs at 0), and dropping splits
+only raises (1.1). ``p`` → paper: raise w_{n,k} by Σ_{m∈A(n)} p_m for one class k; then
+Σ_f b_{nf} + Σ_k w_{nk} = 1 on B and Σ_k w_{nk} = 1 on L, and raising w only relaxes (1.9). The
+second map holds for fractional values too, so the ``p`` form's LP relaxation is at least as
+tight as the paper's; with no dangling nodes it also has fewer equivalent solutions. What
+changes is the search, not the answer. A tree of depth 0 (a single leaf) is allowed; then B is
+empty. odtk's option ``sample_weight`` gives sample i a weight ω_i ≥ 0 (param ``weight[i]``,
+default 1) multiplying its flows z^i_{n,t} in (1.1), which then counts the weight of the
+correctly classified samples.
 """
 from __future__ import annotations
 
