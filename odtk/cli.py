@@ -175,6 +175,8 @@ class _ModelOption(click.Option):
               help="CP search: reuse solved sub-trees (default on; --no-cache: the paper's ablation).")
 @click.option("--bounds/--no-bounds", default=None,
               help="CP search: prune by budgets and lower bounds (default on; --no-bounds: the paper's ablation).")
+@click.option("--paper-search", "search", flag_value="paper", default=None,
+              help="CP search: exactly the paper's search (its cache and bounds, nothing odtk adds; slower).")
 @click.option("--encoding", type=click.Choice(["incremental", "all-at-once"]),
               help="sat-depth / sat-size: add examples as the tree misclassifies them "
               "(incremental, default) or all from the start.")

@@ -129,21 +129,22 @@ def test_odd_fairness() -> None:
 
 
 def test_cp_paper() -> None:
-    *printed, shares = run_output("cp_paper.py", "--datasets", "binary/zoo-1", "binary/hepatitis", "--depths", "2",
-                                  "--time-limit", "3")
-    rows = table(printed)
-    assert [(row["dataset"], row["depth"]) for row in rows] == [("binary/zoo-1", "2"), ("binary/hepatitis", "2")]
+    printed = run_output("cp_paper.py", "--datasets", "binary/zoo-1", "binary/hepatitis", "--depths", "2",
+                         "--milps", "binoct", "--time-limit", "3")
+    start = next(i for i, line in enumerate(printed) if line.startswith("Methods:"))
+    rows = table([printed[start], *printed[start + 2:start + 5]])  # title, header, rows (a legend between)
+    assert [(row["dataset"], row["depth"]) for row in rows] == [("zoo-1", "2"), ("hepatitis", "2")]
     for row in rows:
-        assert row["cp_status"] == "optimal" and row["agree"] == "yes"
-        for method in ("flowoct", "binoct"):  # no MILP tree beats the proven CP optimum
-            assert row[f"{method}_status"] in ("optimal", "time_limit", "error")
-            assert row[f"{method}_err"] == "-" or int(row[f"{method}_err"]) >= int(row["cp_err"])
-    assert rows[0]["cp_err"] == "0"  # zoo-1 is separable at depth 2
-    assert shares.startswith("proven optimal within 3 s: cp 100 %,") and "roughly 75 %" in shares
+        assert row["paper_st"] == row["odtk_st"] == "optimal" and row["agree"] == "yes"
+        assert row["binoct_st"] in ("optimal", "time_limit", "error")  # no MILP tree beats the proven optimum
+        assert row["binoct_err"] == "-" or int(row["binoct_err"]) >= int(row["paper_err"])
+    assert rows[0]["paper_err"] == "0"  # zoo-1 is separable at depth 2
+    assert any(line.startswith("claim: the paper's search proves optimality on roughly 75 %") for line in printed)
 
 
 def test_sat_paper() -> None:
-    rows = run_script("sat_paper.py", "--tables", "3", "--datasets", "iris", "monk1", "--splits", "0", "1")
+    printed = run_output("sat_paper.py", "--tables", "3", "--datasets", "iris", "monk1", "--splits", "0", "1")
+    rows = table([printed[0], *printed[2:5]])  # title, header, rows (a legend between)
     assert [row["dataset"] for row in rows] == ["iris", "monk1"]
     for row in rows:
         assert row["splits"] == row["proven"] == "2" and row["consistent"] == "yes"

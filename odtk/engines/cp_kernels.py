@@ -127,6 +127,7 @@ class Options(NamedTuple):
     use_bounds: bool
     use_similarity: bool  # sound only when min_support == 1
     literal_bits: int
+    paper: bool  # the paper's search alone (cp_search's ``search="paper"``)
 
 
 class PairCounts(NamedTuple):
@@ -194,9 +195,11 @@ class Data:
 
 def make_data(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int, min_support: int,
               counting_depth: int, cache: bool, bounds: bool, flag: np.ndarray | None = None,
-              max_table_rows: int = MAX_TABLE_ROWS) -> Data:
+              max_table_rows: int = MAX_TABLE_ROWS, paper: bool = False) -> Data:
     """The search's inputs from a 0/1 matrix and classes 0..k-1; ``flag``: an int64 array whose
-    first entry stops the search when another thread makes it non-zero."""
+    first entry stops the search when another thread makes it non-zero. ``paper``: the paper's
+    search alone — features in index order, the first child under the node's budget, only
+    optima cached, no similarity bound and no greedy incumbent."""
     n, m = X.shape
     # plain ints: numba compiles a copy of a kernel per argument type (np.int32 and the like)
     n_classes, depth, min_support = int(n_classes), int(depth), int(min_support)
@@ -206,7 +209,8 @@ def make_data(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int, min_supp
     row_ptr, row_features = _feature_lists(X)
     samples = Samples(Xt, y.astype(np.int64), row_ptr, row_features)
     options = Options(n_classes, min_support, counting_depth, bool(cache), bool(bounds),
-                      bool(bounds) and min_support == 1, int(2 * m + 1).bit_length())
+                      bool(bounds) and min_support == 1 and not paper, int(2 * m + 1).bit_length(),
+                      bool(paper))
     width = m if counting_depth == 2 else 0
     pairs = PairCounts(np.zeros((3, n_classes, width, width), dtype=np.int32),
                        np.zeros((3, m), dtype=np.int64), np.zeros(3, dtype=np.int64),
@@ -299,7 +303,8 @@ def run(data: Data, depth: int) -> tuple[int, int, np.ndarray, np.ndarray, int]:
     size = 2 ** (depth + 1)
     features, labels = np.full(size, -1, dtype=np.int64), np.zeros(size, dtype=np.int64)
     ub = len(data.samples.y) - np.bincount(data.samples.y).max() + 1  # the leaf's errors + 1
-    greedy = data.options.use_bounds and depth > data.options.counting_depth  # else counted at once
+    greedy = (data.options.use_bounds and not data.options.paper
+              and depth > data.options.counting_depth)  # else counted at once
     if greedy:
         ub = _grow(data, depth, -2, True, features, labels)
     data.first = ub if greedy else ub - 1
@@ -619,10 +624,18 @@ def _best_depth_two_binary(counts: np.ndarray, pairs: np.ndarray, length: int) -
 @inner
 def _feature_order(samples: Samples, options: Options, rows: np.ndarray, out: np.ndarray) -> int:
     """Write into ``out`` the features whose split leaves min_support samples on each side,
-    by the errors of that single split, best first (ties by feature); returns how many."""
+    by the errors of that single split, best first (ties by feature; the paper's search: by
+    feature); returns how many."""
     counts = _class_counts(samples.y, rows, options.n_classes)
     ones = _single_counts(samples, rows, options.n_classes)
     errors = np.empty(len(ones), dtype=np.int64)
+    if options.paper:
+        valid = 0
+        for f in range(len(errors)):
+            if _split_error(options.min_support, counts, ones[f]) < INF:
+                out[valid] = f
+                valid += 1
+        return valid
     first = np.zeros(len(rows) + 2, dtype=np.int64)  # counting sort: errors are ≤ len(rows)
     for f in range(len(errors)):
         errors[f] = _split_error(options.min_support, counts, ones[f])
@@ -896,7 +909,8 @@ def _close(options: Options, archive: Archive, frames: Frames, table: np.ndarray
         return -1, frame[BOUND]
     best = frame[BEST]  # -1, with BEST_FEATURE -1, when no tree fits the budget
     bound = best if best >= 0 else max(frame[FAILED], frame[BOUND])
-    _store(table, state, frame[KEY_LOW], frame[KEY_HIGH], bound, best, frame[BEST_FEATURE])
+    if best >= 0 or not options.paper:  # the paper caches optimal sub-trees only
+        _store(table, state, frame[KEY_LOW], frame[KEY_HIGH], bound, best, frame[BEST_FEATURE])
     _archive(options, archive, frames.rows_at[level, :frame[SIZE]], depth, bound)
     return best, bound
 
@@ -919,7 +933,7 @@ def _open_split(samples: Samples, options: Options, pc: PairCounts, archive: Arc
     _extend(paths, level, 2 * f)  # last: the x_f = 0 child is opened first
     low0, high0 = _key(paths[level + 1], level + 1, options.literal_bits)
     bound1 = 0
-    if options.use_bounds:
+    if options.use_bounds and not options.paper:
         bound0 = _known_bound(samples, options, archive, table, low0, high0, zero_rows, depth - 1)
         bound1 = _known_bound(samples, options, archive, table, low1, high1, one_rows, depth - 1)
         if bound0 + bound1 >= frame[BUDGET]:

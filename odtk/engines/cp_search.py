@@ -50,6 +50,13 @@ sub-trees that cannot beat the incumbent or scores the same trees another way:
   solved to optimality);
 * the bottom ``counting_depth`` levels are scored by counting, not enumerated node by node;
 * whole-number ``sample_weight`` (odtk's): a row of weight w counts as w rows.
+
+``search="paper"`` (CLI ``--paper-search``) drops every departure above but the first and the
+last: features tried in index order, the first child under the node's budget and the second
+under the budget less the first's errors, only optimal sub-trees cached, no similarity bound, no
+greedy incumbent, no counting (``counting_depth`` is taken as 0) and no conflict bound on the
+status; ``cache`` and ``bounds`` then switch the paper's own cache and budgets off, as in its
+ablation. The same optimum, found more slowly.
 """
 from __future__ import annotations
 
@@ -76,7 +83,8 @@ FEATURES = "binary"
 OBJECTIVE = "misclassified training rows, minimised"
 SKELETON = "tree"
 HYPERPARAMETERS = {"min_support": (1, 1_000_000_000, 1)}
-CHOICES = {"counting_depth": (2, 1, 0), "cache": (True, False), "bounds": (True, False)}
+CHOICES = {"counting_depth": (2, 1, 0), "cache": (True, False), "bounds": (True, False),
+           "search": ("odtk", "paper")}
 SIDE_CONSTRAINTS = ("min_support",)
 SOLVER = "odtk-search"
 SAMPLE_WEIGHT = True  # whole-number weights: a row of weight w counts as w rows (search, objective_of)
@@ -125,9 +133,10 @@ class SearchOutcome:
 def search(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int, min_support: int = 1,
            counting_depth: int = 2, time_limit: float | None = None, cache: bool = True,
            bounds: bool = True, sample_weight: np.ndarray | None = None,
-           budget: Any = None) -> SearchOutcome:
+           budget: Any = None, search: str = "odtk") -> SearchOutcome:
     """The minimum-error tree of depth ≤ ``depth`` with ≥ ``min_support`` samples per leaf;
-    ``cache`` and ``bounds`` switch the cache and the bounds off for ablations. Whole-number
+    ``cache`` and ``bounds`` switch the cache and the bounds off for ablations, ``search="paper"``
+    runs the paper's search alone (module docstring). Whole-number
     ``sample_weight``: a row of weight w counts as w rows, in the errors and in ``min_support``.
 
     The search stops at ``time_limit`` seconds after its start, at the deadline of ``budget``
@@ -147,11 +156,15 @@ def search(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int, min_support
     if depth > min(MAX_DEPTH, kernels.max_path_length(X.shape[1])):
         raise InvalidOptions(f"depth={depth} is deeper than this search handles with "
                              f"{X.shape[1]} features; lower it.")
+    if search not in CHOICES["search"]:
+        raise InvalidOptions(f"search={search!r}: choose 'odtk' (default) or 'paper' (the paper's search alone).")
+    paper = search == "paper"
+    counting_depth = 0 if paper else counting_depth
     table_rows = _memory_plan(X, n_classes, depth, counting_depth)
-    conflicts = conflict_bound(X, y) if depth > counting_depth else 0  # a counted root is proven
+    conflicts = conflict_bound(X, y) if depth > counting_depth and not paper else 0  # a counted root is proven
     data = kernels.make_data(X, np.asarray(y), n_classes, depth, min_support, counting_depth,
                              bool(cache), bool(bounds), None if budget is None else budget.flag,
-                             table_rows)
+                             table_rows, paper)
     error, bound, features, labels, cache_size = _run(kernels, data, depth, stop_at, budget, conflicts)
     lower_bound = min(max(bound, conflicts), error)
     status = "optimal" if lower_bound >= error else (
