@@ -76,7 +76,7 @@ def test_flowoct_paper(tmp_path: Path) -> None:
     assert [row["source"] for row in (ours, paper, logs)] == ["odtk", "Table2", "logs"]
     for method in ("OCT", "BinOCT", "FlowOCT", "Benders"):
         assert paper[method] == "92.3" and 0 <= float(ours[method]) <= 100  # monk3, depth 2
-    again = run_blocks("flowoct_paper.py", *args)  # every solve recorded: nothing runs again
+    again = run_blocks("flowoct_paper.py", *args, "--resume")  # every solve recorded: nothing runs again
     assert again == tables
 
 
@@ -103,7 +103,7 @@ def test_odd_paper(tmp_path: Path) -> None:
     ours, paper = tables["Table 2"]
     assert (paper["source"], paper["S0.1n"]) == ("Table2", "0.838")
     assert ours["runs0.1"] in ("0/1", "1/1") and (ours["S0.1n"] == "-" or share(ours["S0.1n"]) >= 0)
-    again = run_blocks("odd_paper.py", *args)  # every run recorded: nothing runs again
+    again = run_blocks("odd_paper.py", *args, "--resume")  # every run recorded: nothing runs again
     assert again == tables
 
 
