@@ -322,7 +322,8 @@ def preamble(args: argparse.Namespace) -> None:
     print(f"datasets {' '.join(args.datasets)}; seeds {' '.join(map(str, args.seeds))} (unstratified 50/25/25, "
           f"{rows}); α {' '.join(f'{a:g}' for a in args.alphas)}; skeletons {' '.join(args.skeletons)} + {TREE}")
     for name, report in args.counts:
-        print(f"campaign {name}: {reuse_line(args.db, report.planned, report.done + report.failed, report.other_version)}")
+        computed = report.done + report.failed
+        print(f"campaign {name}: {reuse_line(args.db, report.planned, computed, report.other_version)}")
     print("rows 'Table1'/'Table2': the paper's figures; 'paper' column: its statements on Figures 2-3\n")
 
 
