@@ -1,14 +1,18 @@
-"""Helpers shared by the example scripts: data, accuracies, tuning, CART, bound checks, tables.
+"""Helpers shared by the example scripts: data, accuracies, tuning, CART, bound checks, tables,
+the results database of a run.
 
 Not a script; ``python examples/<script>.py`` puts this directory on ``sys.path``.
 """
 from __future__ import annotations
 
+import itertools
 import math
+import re
 import sys
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,9 +20,10 @@ from sklearn.tree import DecisionTreeClassifier
 
 import odtk
 from odtk.datasets import Dataset, load_dataset, train_val_test_split
-from odtk.exceptions import OdtkError
+from odtk.exceptions import ConfigError, OdtkError
 
 Fit = Callable[[float], odtk.SolveResult]
+RESULTS = Path("benchmarks/results")  # the default databases' folder, from the repository root
 
 
 def quiet() -> None:
@@ -144,3 +149,45 @@ def pruned_cart(train: Dataset, val: Dataset, seed: int,
     final = train if refit is None else refit
     X_final = one_hot(final)
     return DecisionTreeClassifier(random_state=seed, ccp_alpha=alpha).fit(X_final, final.target), X_final
+
+
+def results_database(db: Path | None, resume: bool, script: str) -> Path:
+    """The results database of one run of ``script``, named on stdout: without ``resume``, an
+    empty one (``db``, or a new ``RESULTS/<script>-YYYYmmdd-HHMMSS.sqlite``); with it, ``db``
+    or the newest of those defaults, whose runs made by this odtk code and solver version are
+    reused. ConfigError for an existing ``db`` without ``resume`` (it is never overwritten)."""
+    if db is not None and db.exists() and not resume:
+        raise ConfigError(f"{db} exists; add --resume to reuse its runs made by this odtk and solver version, "
+                          "or give --db a new file.")
+    earlier = [] if db is not None or not resume else _defaults(script)
+    path = db or (max(earlier)[-1] if earlier else _new_default(script))
+    kept = resume and path.exists() and path.stat().st_size > 0
+    print(f"results database {path} ({'resumed: runs of this odtk and solver version reused' if kept else 'new'})")
+    return path
+
+
+def _defaults(script: str) -> list[tuple[str, int, Path]]:
+    """The default databases of ``script`` in RESULTS, as (time stamp, number, path)."""
+    name = re.compile(rf"{re.escape(script)}-(\d{{8}}-\d{{6}})(?:-(\d+))?\.sqlite")
+    found = [(name.fullmatch(path.name), path) for path in RESULTS.glob(f"{script}-*.sqlite")]
+    return [(match[1], int(match[2] or 0), path) for match, path in found if match]
+
+
+def _new_default(script: str) -> Path:
+    """A new, empty default database of ``script`` (numbered when that second's name is taken)."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    for number in itertools.count():
+        path = RESULTS / f"{script}-{stamp}{f'-{number}' if number else ''}.sqlite"
+        try:
+            path.open("x").close()
+        except FileExistsError:
+            continue
+        return path
+
+
+def reuse_line(db: Path, total: int, computed: int, other_version: int, unit: str = "runs") -> str:
+    """How many of ``total`` cells were computed now and how many came from earlier runs in ``db``."""
+    again = (f" ({other_version} recorded there by another odtk or solver version, computed again)"
+             if other_version else "")
+    return f"{computed} of {total} {unit} computed now{again}, {total - computed} from earlier runs in {db}"

@@ -58,9 +58,11 @@ solve 600 s, far more than any takes, so that load cannot turn a proof into a ti
 odtk cell of it is a proven optimum (monk2, whose solves took up to 270 s there, is left to
 longer runs). Harder cells belong to longer runs (more datasets, depths, samples and λ by
 option) and to ``--full``, the whole grid with the paper's hour. Every finished solve is
-recorded in a results database (``--db``, the SQLite store of ``odtk experiment``): a re-run
-skips what is recorded, so a killed run resumes where it stopped, and ``odtk experiment report
-DB`` plots it.
+recorded in a results database (the SQLite store of ``odtk experiment``; ``odtk experiment
+report DB`` plots it): a new ``benchmarks/results/flowoct_paper-YYYYmmdd-HHMMSS.sqlite`` per run,
+or ``--db``. Only ``--resume`` reuses one (``--db``, else the newest default), so that a killed
+run resumes where it stopped, and only for solves made by the same odtk code, options and solver
+version; the script says how many solves it computed and how many came from earlier runs.
 
 Run:  python examples/flowoct_paper.py
       python examples/flowoct_paper.py --full --solver gurobi --db flowoct_full.sqlite
@@ -81,11 +83,12 @@ import pandas as pd
 from sklearn.model_selection import train_test_split
 
 import odtk
-from _common import accuracy, contradicted, load_rows, print_table, quiet
+from _common import accuracy, contradicted, load_rows, print_table, quiet, results_database, reuse_line
 from odtk.datasets import Dataset
 from odtk.datasets.catalog import data_dir
 from odtk.exceptions import OdtkError
 from odtk.experiments.grid import finish_run
+from odtk.experiments.runner import pending
 from odtk.experiments.store import ResultStore
 from odtk.solvers import require_solver
 
@@ -169,12 +172,13 @@ def execute(run: dict, sets: dict[str, Dataset]) -> dict:
 
 
 def record(runs: list[dict], sets: dict[str, Dataset], store: ResultStore, counter: dict) -> None:
-    """Solve and record the runs the database does not hold yet; progress on stderr."""
-    known = store.statuses(run["id"] for run in runs)
-    for run in runs:
+    """Solve and record the runs the database does not hold yet (or holds from another odtk or
+    solver version); progress on stderr."""
+    todo, other = pending(runs, store, retry_failed=False)
+    counter["seen"] += len(runs) - len(todo)
+    counter["other"] += other
+    for run in todo:
         counter["seen"] += 1
-        if run["id"] in known:
-            continue
         row = execute(run, sets)
         store.record(row)
         counter["ran"] += 1
@@ -205,10 +209,11 @@ def blocks(args: argparse.Namespace) -> Iterator[tuple[str, int, int]]:
                 yield name, depth, seed
 
 
-def run_all(args: argparse.Namespace, store: ResultStore) -> tuple[list[str], int]:
-    """Every grid solve and retraining; returns the run ids and how many were solved now."""
+def run_all(args: argparse.Namespace, store: ResultStore) -> tuple[list[str], dict[str, int]]:
+    """Every grid solve and retraining; returns the run ids and the counts of solves ("ran":
+    solved now, "other": of those, recorded before by another odtk or solver version)."""
     grid_size = 1 + (len(METHODS) - 1) * len(args.lambdas)
-    counter = {"seen": 0, "ran": 0, "total": len(list(blocks(args))) * (grid_size + len(METHODS))}
+    counter = {"seen": 0, "ran": 0, "other": 0, "total": len(list(blocks(args))) * (grid_size + len(METHODS))}
     ids = []
     for name, depth, seed in blocks(args):
         sets = sample(name, seed, args.rows)
@@ -219,7 +224,7 @@ def run_all(args: argparse.Namespace, store: ResultStore) -> tuple[list[str], in
                    for method, lam in chosen(store, grid).items()]
         record(retrain, sets, store, counter)
         ids += [run["id"] for run in grid + retrain]
-    return ids, counter["ran"]
+    return ids, counter
 
 
 # --------------------------------------------------------------------------- results
@@ -501,8 +506,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--solver", default="highs", help="a registered MILP solver: highs, cbc, gurobi, cplex, …")
     parser.add_argument("--rows", type=int, default=None,
                         help="draw this many random rows of each dataset before splitting (default: all)")
-    parser.add_argument("--db", type=Path, default=Path("benchmarks/results/flowoct_paper.sqlite"),
-                        help="results database (folder created if missing): recorded solves are skipped on a re-run")
+    parser.add_argument("--db", type=Path, default=None,
+                        help="results database (folder created if missing; default: a new "
+                             "benchmarks/results/flowoct_paper-YYYYmmdd-HHMMSS.sqlite); an existing one needs --resume")
+    parser.add_argument("--resume", action="store_true",
+                        help="reuse the solves recorded in --db (default: the newest default database) by this odtk "
+                             "code and solver version")
     args = parser.parse_args(argv)
     full = args.full
     args.datasets = args.datasets or (list(TABLE_1) if full else ["monk3", "monk1"])
@@ -513,7 +522,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def preamble(args: argparse.Namespace, ran: int, total: int, frame: pd.DataFrame) -> None:
+def preamble(args: argparse.Namespace, counter: dict[str, int], total: int, frame: pd.DataFrame) -> None:
     limit = ("the paper's" if args.time_limit == PAPER_LIMIT
              else f"not the paper's {PAPER_LIMIT:g} s: claims that need it are not shown")
     rows = ("all rows" if args.rows is None else
@@ -523,7 +532,7 @@ def preamble(args: argparse.Namespace, ran: int, total: int, frame: pd.DataFrame
     print(f"datasets {' '.join(args.datasets)}; depths {' '.join(map(str, args.depths))}; samples with "
           f"random states {' '.join(map(str, args.seeds))}; λ {' '.join(f'{lam:g}' for lam in args.lambdas)}; "
           f"{rows}")
-    print(f"results database {args.db}: {ran} of {total} solves run now, the others recorded before")
+    print(reuse_line(args.db, total, counter["ran"], counter["other"], "solves"))
     cpu = sum(os.times()[:4])
     print(f"{int(frame['proven'].sum())} of {len(frame)} solves proven optimal, the slowest in "
           f"{frame['solve_time'].max():.1f} s of the {args.time_limit:g} s limit; CPU {cpu:.0f} s (this process and "
@@ -538,17 +547,19 @@ def main(argv: list[str] | None = None) -> int:
     quiet()
     try:
         require_solver(args.solver)
-        args.db.parent.mkdir(parents=True, exist_ok=True)
+        if args.db:
+            args.db.parent.mkdir(parents=True, exist_ok=True)
+        args.db = results_database(args.db, args.resume, "flowoct_paper")
         store = ResultStore(args.db)
     except (OdtkError, OSError) as exc:
         print(f"odtk: {exc}", file=sys.stderr)
         return 2
-    ids, ran = run_all(args, store)
+    ids, counter = run_all(args, store)
     frame = results(store, ids)
     grid = frame[frame["phase"] == "grid"]
     train_logs, test_logs = load_logs("train", args), load_logs("test", args)
     train_logs = train_logs[train_logs["lambda"].isin(args.lambdas) | (train_logs["method"] == "binoct")]
-    preamble(args, ran, len(ids), frame)
+    preamble(args, counter, len(ids), frame)
     print_table(table_1(args), "Table 1: datasets (odtk's bundled copies beside the paper's sizes)")
     print()
     print_table(panel(grid, train_logs, "a", args),

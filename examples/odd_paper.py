@@ -33,10 +33,13 @@ paper's protocol:
   stability constraint (20) at S = 0.05n, 0.10n, 0.15n, 0.20n (``min_share``); mean test
   accuracy beside the paper's.
 
-Every run is a run of an ``odtk experiment`` campaign: recorded in the results database
-(``--db``) as it finishes, skipped when the script runs again (a killed run resumes), run by
-``--jobs`` local processes or on a Dask cluster (``--executor dask --scheduler ADDRESS``), and
-``odtk experiment report DB`` plots the database.
+Every run is a run of an ``odtk experiment`` campaign: recorded in the results database as
+it finishes, run by ``--jobs`` local processes or on a Dask cluster (``--executor dask
+--scheduler ADDRESS``), and ``odtk experiment report DB`` plots the database. Each invocation
+starts a new database (``benchmarks/results/odd_paper-YYYYmmdd-HHMMSS.sqlite``, or ``--db``);
+only ``--resume`` reuses one (``--db``, else the newest default), so that a killed run resumes,
+and only for runs made by the same odtk code, options and solver version; the script says how
+many runs it computed and how many came from earlier runs.
 
 ``--paper`` is the paper's protocol in full: 54 datasets, 5 seeds, 60 s heuristic, 600 s MILP
 (Gurobi 9.1 on one thread in the paper; here any registered solver). The default is a quick
@@ -68,7 +71,7 @@ import numpy as np
 import pandas as pd
 
 import odtk
-from _common import print_table
+from _common import print_table, results_database, reuse_line
 from odtk.datasets import list_datasets
 from odtk.exceptions import OdtkError
 from odtk.experiments.grid import Grid, parse_grid
@@ -148,7 +151,7 @@ def run(campaign: Grid, store: ResultStore, args: argparse.Namespace) -> pd.Data
 
     report = run_campaign(campaign, store, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
                           progress=progress)
-    args.counts.append((campaign.name, report.planned, report.skipped))
+    args.counts.append((campaign.name, report))
     frame = store.frame()
     return described(frame[frame["id"].isin([r["id"] for r in campaign.runs])])
 
@@ -437,8 +440,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--jobs", type=int, default=2, help="runs at once (local executor)")
     parser.add_argument("--executor", choices=["local", "dask"], default="local")
     parser.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
-    parser.add_argument("--db", type=Path, default=Path("benchmarks/results/odd_paper.sqlite"),
-                        help="results database (folder created if missing): recorded runs are skipped on a re-run")
+    parser.add_argument("--db", type=Path, default=None,
+                        help="results database (folder created if missing; default: a new "
+                             "benchmarks/results/odd_paper-YYYYmmdd-HHMMSS.sqlite); an existing one needs --resume")
+    parser.add_argument("--resume", action="store_true",
+                        help="reuse the runs recorded in --db (default: the newest default database) by this odtk "
+                             "code and solver version")
     args = parser.parse_args(argv)
     preset = PAPER if args.paper else QUICK
     uci = sorted((info.n_rows, info.name) for info in list_datasets() if info.collection == "uci")
@@ -460,8 +467,9 @@ def preamble(args: argparse.Namespace) -> None:
           f"the paper: Gurobi 9.1)")
     print(f"datasets {' '.join(args.datasets)}; seeds {' '.join(map(str, args.seeds))} (unstratified 50/25/25, "
           f"{rows}); α {' '.join(f'{a:g}' for a in args.alphas)}; skeletons {' '.join(args.skeletons)} + {TREE}")
-    for name, planned, skipped in args.counts:
-        print(f"campaign {name}: {planned} runs, {planned - skipped} run now, {skipped} recorded before in {args.db}")
+    for name, report in args.counts:
+        computed = report.done + report.failed
+        print(f"campaign {name}: {reuse_line(args.db, report.planned, computed, report.other_version)}")
     print("rows 'Table1'/'Table2': the paper's figures; 'paper' column: its statements on Figures 2-3\n")
 
 
@@ -469,7 +477,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         require_solver(args.solver)
-        args.db.parent.mkdir(parents=True, exist_ok=True)
+        if args.db:
+            args.db.parent.mkdir(parents=True, exist_ok=True)
+        args.db = results_database(args.db, args.resume, "odd_paper")
         store = ResultStore(args.db)
         runs = run(calibration(args), store, args)
         pairs = chosen_models(runs, len(args.seeds))

@@ -80,7 +80,7 @@ def test_flowoct_paper(tmp_path: Path) -> None:
     assert [row["source"] for row in (ours, paper, logs)] == ["odtk", "Table2", "logs"]
     for method in ("OCT", "BinOCT", "FlowOCT", "Benders"):
         assert paper[method] == "92.3" and 0 <= float(ours[method]) <= 100  # monk3, depth 2
-    again = run_blocks("flowoct_paper.py", *args)  # every solve recorded: nothing runs again
+    again = run_blocks("flowoct_paper.py", *args, "--resume")  # every solve recorded: nothing runs again
     assert again == tables
 
 
@@ -109,7 +109,7 @@ def test_odd_paper(tmp_path: Path) -> None:
     assert (ours["averaged"], ours["failed"]) in (("0", "1"), ("1", "0"))
     assert ours["S0.1n"] == ours["S0"] == "-" if ours["failed"] == "1" else share(ours["S0.1n"]) >= 0
     assert tables[-1][0].startswith("The paper's claims") and len(tables[-1]) == 1 + 3 + 1 + 1
-    again = run_blocks("odd_paper.py", *args, notes=2)  # every run recorded: nothing runs again
+    again = run_blocks("odd_paper.py", *args, "--resume", notes=2)  # every run recorded: nothing runs again
     assert again == tables
 
 

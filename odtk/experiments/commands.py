@@ -58,7 +58,9 @@ def experiment_run(grid_file: str, db: str | None, jobs: int, executor: str, sch
         report = run_campaign(grid, store, jobs=jobs, executor=executor, scheduler=scheduler,
                               retry_failed=retry_failed, progress=progress, lease=lease, force_jobs=force_jobs)
     elsewhere = f", {report.elsewhere} under way in another campaign" if report.elsewhere else ""
-    click.echo(f"{grid.name}: {report.planned} runs, {report.skipped} already recorded{elsewhere}, "
+    again = (f", {report.other_version} recorded by another odtk or solver version run again (the rows they "
+             "replace are kept in the table superseded)" if report.other_version else "")
+    click.echo(f"{grid.name}: {report.planned} runs, {report.skipped} already recorded{again}{elsewhere}, "
                f"{report.done} done, {report.failed} failed -> {store.path}")
     if report.elsewhere:
         click.echo(f"odtk: the runs under way elsewhere are freed when their campaign ends or its lease expires; "

@@ -4,9 +4,10 @@ in the results database as it finishes.
 A run that crashes, hangs past its guard (the solver's time limit plus ``guard`` seconds) or
 raises is recorded as failed with the reason, and the campaign goes on. Re-running a grid
 skips the runs already done (and the failed ones unless ``retry_failed``), so a campaign
-killed midway finishes where it stopped. Runs are claimed in the database before they start,
-so a second campaign on the same database leaves them to the first while the first's lease
-holds (:mod:`odtk.experiments.claims`). On Dask, each run's result is released as soon as it
+killed midway finishes where it stopped; a run recorded by another odtk code or solver
+version is run again (its old row kept, see :mod:`odtk.experiments.store`). Runs are claimed
+in the database before they start, so a second campaign on the same database leaves them to
+the first while the first's lease holds (:mod:`odtk.experiments.claims`). On Dask, each run's result is released as soon as it
 is recorded, so that a worker lost later makes Dask compute no recorded run again. Ctrl-C stops the local
 workers at once and records nothing of the runs under way; a lost Dask scheduler ends the
 campaign with one line, the runs it did not finish left for the next run. A campaign none of
@@ -36,8 +37,8 @@ import pandas as pd
 from odtk.exceptions import ConfigError, OdtkError, OdtkWarning
 from odtk.experiments.claims import LEASE_SECONDS, heartbeat
 from odtk.experiments.grid import Grid, finish_run
-from odtk.experiments.store import ResultStore
-from odtk.experiments.worker import BOOTSTRAP, CODE_ROOT, now
+from odtk.experiments.store import Recorded, ResultStore
+from odtk.experiments.worker import BOOTSTRAP, CODE_ROOT, code_version, now, solver_version
 
 EXECUTORS = ("local", "dask")
 DASK_LOGGERS = ("distributed", "distributed.client", "distributed.core", "distributed.comm", "distributed.utils")
@@ -50,6 +51,7 @@ class CampaignReport:
     planned: int = 0
     skipped: int = 0
     elsewhere: int = 0  # claimed by another campaign that is still running
+    other_version: int = 0  # recorded by another odtk or solver version: run again
     done: int = 0
     failed: int = 0
     first_failure: str | None = None  # the message of the first run that failed
@@ -302,10 +304,32 @@ def _record(runs: list[dict[str, Any]], store: ResultStore, report: CampaignRepo
                 progress(row)
 
 
-def pending(runs: list[dict[str, Any]], store: ResultStore, retry_failed: bool) -> list[dict[str, Any]]:
-    """The runs still to do: never recorded, or failed when ``retry_failed``."""
-    known = store.statuses(run["id"] for run in runs)
-    return [run for run in runs if run["id"] not in known or (retry_failed and known[run["id"]] == "failed")]
+def pending(runs: list[dict[str, Any]], store: ResultStore, retry_failed: bool) -> tuple[list[dict[str, Any]], int]:
+    """The runs still to do, each with the versions it is made with here (:func:`made_here`):
+    never recorded, recorded by another odtk code or solver version, or failed when
+    ``retry_failed``; and how many of them were recorded by another version."""
+    runs = [made_here(run) for run in runs]
+    known = store.recorded(run["id"] for run in runs)
+    todo, other = [], 0
+    for run in runs:
+        found = known.get(run["id"])
+        if found is not None and not _same_versions(found, run):
+            other += 1
+            todo.append(run)
+        elif found is None or (retry_failed and found.status == "failed"):
+            todo.append(run)
+    return todo, other
+
+
+def made_here(run: dict[str, Any]) -> dict[str, Any]:
+    """``run`` with the versions it is made with here: this odtk code, its solver as installed."""
+    return {**run, "odtk_version": code_version(), "solver_version": solver_version(run["solver"])}
+
+
+def _same_versions(found: Recorded, run: dict[str, Any]) -> bool:
+    """Whether a recorded run was made by ``run``'s odtk code and solver version (a solver not
+    installed here, such as a Dask cluster's, is taken as the one recorded)."""
+    return found.odtk_version == run["odtk_version"] and run["solver_version"] in (None, found.solver_version)
 
 
 def select(frame: pd.DataFrame, keep: tuple[str, ...] = ()) -> pd.DataFrame:
@@ -354,7 +378,7 @@ def run_campaign(grid: Grid, store: ResultStore, jobs: int = 1, executor: str = 
         if total.elsewhere:  # the selection needs every grid run: another campaign is still at it
             break
         runs = runs_of()
-        todo = pending(runs, store, retry_failed)
+        todo, other = pending(runs, store, retry_failed)
         if executor == "local":  # a Dask cluster's workers have their own solvers
             require_solvers(todo)
         advance = progress(phase, len(todo)) if progress else None
@@ -362,6 +386,7 @@ def run_campaign(grid: Grid, store: ResultStore, jobs: int = 1, executor: str = 
         total.planned += len(runs)
         total.skipped += len(runs) - len(todo)
         total.elsewhere += report.elsewhere
+        total.other_version += other
         total.done += report.done
         total.failed += report.failed
         total.first_failure = total.first_failure or report.first_failure

@@ -3,6 +3,10 @@
 Rows are keyed by the run's stable id. Writes are single transactions (``BEGIN IMMEDIATE``)
 in WAL mode with a generous busy timeout, so several processes may record into the same
 file at once; a finished run is never overwritten, a failed one is replaced when retried.
+Each row names the odtk code and the solver version that made it: a run recorded again by
+another odtk or solver version replaces its row, and the row replaced is kept, whole, in the
+table ``superseded`` (with when it was superseded), so that ``runs`` holds one row per run for
+reports and nothing recorded is lost.
 A campaign *claims* its runs (table ``claims``: run id, owner, lease expiry; see
 :mod:`odtk.experiments.claims`) before it starts them, so that two campaigns on one database
 never compute a run twice; recording a run ends its claim, and a stale claim (its lease
@@ -21,6 +25,7 @@ import time
 import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import closing, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -72,14 +77,34 @@ COLUMNS: dict[str, str] = {
     "started": "TEXT",             # ISO 8601, UTC
     "finished": "TEXT",
     "worker": "TEXT",              # host:pid that ran it
+    "odtk_version": "TEXT",        # the odtk code that ran it (odtk.experiments.worker.code_version)
+    "solver_version": "TEXT",      # the solver's version ("" for odtk's own searches)
 }
-LATER_COLUMNS = ("steps",)  # added to databases written before they existed (NULL for old runs)
+VERSIONS = ("odtk_version", "solver_version")
+# added to databases written before they existed (NULL for old runs)
+LATER_COLUMNS = ("steps", *VERSIONS)
 _UPSERT = (
     f"INSERT INTO runs ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))}) "
     f"ON CONFLICT(id) DO UPDATE SET "
     + ", ".join(f"{name} = excluded.{name}" for name in COLUMNS if name not in ("id", "attempts"))
     + ", attempts = runs.attempts + 1 WHERE runs.status != 'done'"
 )
+# rows replaced by a run of another version, each with when it was (several per run id)
+_SUPERSEDED_TABLE = ("CREATE TABLE IF NOT EXISTS superseded ("
+                     + ", ".join(f"{name} {kind.removesuffix(' PRIMARY KEY')}" for name, kind in COLUMNS.items())
+                     + ", superseded TEXT)")
+_SUPERSEDE = (f"INSERT INTO superseded ({', '.join(COLUMNS)}, superseded) "
+              f"SELECT {', '.join(COLUMNS)}, datetime('now') FROM runs WHERE id = ?")
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What the database holds of a run: its status and the versions that made it (None:
+    recorded by an odtk that did not say)."""
+
+    status: str
+    odtk_version: str | None
+    solver_version: str | None
 
 
 class ResultStore:
@@ -174,6 +199,7 @@ class ResultStore:
                                "(id TEXT PRIMARY KEY, owner TEXT, claimed TEXT, expires REAL)")
                     if "expires" not in {row[1] for row in db.execute("PRAGMA table_info(claims)")}:
                         db.execute("ALTER TABLE claims ADD COLUMN expires REAL")  # claims of an odtk without leases
+                    db.execute(_SUPERSEDED_TABLE)
                 return
             except sqlite3.OperationalError as exc:
                 if not (_locked(exc) or "duplicate column" in str(exc)) or time.monotonic() > deadline:
@@ -181,10 +207,15 @@ class ResultStore:
                 time.sleep(0.05)
 
     def record(self, row: dict[str, Any]) -> None:
-        """Write one run in a single transaction (a finished run is kept as it is)."""
+        """Write one run in a single transaction: a finished run of the same versions is kept as
+        it is; a run recorded by another odtk or solver version is moved to ``superseded``."""
         values = [_plain(row.get(name)) for name in COLUMNS]
         values[list(COLUMNS).index("attempts")] = 1
         with self._transaction() as db:
+            found = db.execute(f"SELECT {', '.join(VERSIONS)} FROM runs WHERE id = ?", (row["id"],)).fetchone()
+            if found is not None and found != tuple(row.get(name) for name in VERSIONS):
+                db.execute(_SUPERSEDE, (row["id"],))
+                db.execute("DELETE FROM runs WHERE id = ?", (row["id"],))
             db.execute(_UPSERT, values)
             db.execute("DELETE FROM claims WHERE id = ?", (row["id"],))
 
@@ -261,6 +292,13 @@ class ResultStore:
         with self._connect() as db:
             found = dict(db.execute("SELECT id, status FROM runs"))
         return found if ids is None else {i: found[i] for i in ids if i in found}
+
+    def recorded(self, ids: Iterable[str]) -> dict[str, Recorded]:
+        """Run id → what the database holds of it, for the runs of ``ids`` recorded."""
+        wanted = set(ids)
+        with self._connect() as db:
+            found = db.execute(f"SELECT id, status, {', '.join(VERSIONS)} FROM runs").fetchall()
+        return {run_id: Recorded(*rest) for run_id, *rest in found if run_id in wanted}
 
     def frame(self) -> pd.DataFrame:
         """Every recorded run as a DataFrame (``options`` stays JSON text)."""

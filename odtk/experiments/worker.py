@@ -3,13 +3,17 @@
 The runner starts a Python process per run in a new session (so a hung solver can be killed
 with its children), hands it the run as JSON on stdin and reads the finished row from a
 result file; a run that fails on purpose (an odtk error) still writes its row, with the
-message. Before anything else, the process asks the kernel for SIGTERM when the runner dies
-and exits if the runner is already gone; on SIGTERM it kills its whole process group (itself
-and any solver process it started).
+message. The row names the odtk code and the solver version that made it (:func:`code_version`;
+the solver's as the solve reported it, else as the runner found it installed). Before anything
+else, the process asks the kernel for SIGTERM when the runner dies and exits if the runner is
+already gone; on SIGTERM it kills its whole process group (itself and any solver process it
+started).
 """
 from __future__ import annotations
 
 import datetime
+import functools
+import hashlib
 import json
 import os
 import sys
@@ -32,6 +36,31 @@ from odtk.files import write_atomic
 def now() -> str:
     """The current UTC time, ISO 8601."""
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+@functools.cache
+def code_version() -> str:
+    """odtk's version and a digest of the odtk code it runs (its Python files and solver
+    registry, the formulations included), e.g. ``0.1.0+10bd9a8e23f3``: two runs share it only
+    when made by the same code."""
+    root = Path(odtk.__file__).resolve().parent
+    sources = sorted((Path(folder, name).relative_to(root).as_posix()
+                      for folder, _, names in os.walk(root, followlinks=True) if "__pycache__" not in folder
+                      for name in names if name.endswith((".py", ".yaml"))))
+    digest = hashlib.sha256()
+    for source in sources:
+        digest.update(source.encode() + b"\0" + (root / source).read_bytes() + b"\0")
+    return f"{odtk.__version__}+{digest.hexdigest()[:12]}"
+
+
+def solver_version(solver: str | None) -> str | None:
+    """The version of the solver ``solver`` installed here ("" for odtk's own searches, which
+    use none; None when it is not installed here)."""
+    if not solver:
+        return ""
+    from odtk.solvers import solver_status
+
+    return solver_status(solver).version
 
 
 def splits(run: dict[str, Any]) -> tuple[Dataset, Dataset, Dataset]:
@@ -59,7 +88,7 @@ def _accuracy(result: odtk.SolveResult, data: Dataset) -> float | None:
 
 def execute(run: dict[str, Any]) -> dict[str, Any]:
     """Train and evaluate one run; returns its results row (status "done" or "failed")."""
-    row = {**run, "started": now(), "worker": f"{host_name()}:{os.getpid()}"}
+    row = {**run, "started": now(), "worker": f"{host_name()}:{os.getpid()}", "odtk_version": code_version()}
     start = time.perf_counter()
     try:
         train, val, test = splits(run)
@@ -75,7 +104,8 @@ def execute(run: dict[str, Any]) -> dict[str, Any]:
                 "finished": now(), "wall_time": time.perf_counter() - start}
     size = result.size.__dict__ if result.size else {}
     return {**row, **size, "status": "done", "termination": result.termination,
-            "solver": result.solver, "objective": result.objective, "bound": result.bound,
+            "solver": result.solver, "solver_version": result.solver_version or run.get("solver_version"),
+            "objective": result.objective, "bound": result.bound,
             "gap": result.gap, "build_time": result.build_time, "solve_time": result.solve_time,
             "wall_time": time.perf_counter() - start, "n_train": fit_on.n_rows, "n_val": val.n_rows,
             "n_test": test.n_rows, "train_accuracy": result.train_accuracy,
