@@ -162,7 +162,7 @@ def counts(stdout: str) -> tuple[str, str]:
 
 
 def test_flowoct_paper_reuses_solves_only_when_resumed_and_of_this_version(tmp_path):
-    args = ("--datasets", "monk3", "--rows", "16", "--lambdas", "0", "--time-limit", "60")
+    args = ("--datasets", "monk3", "--rows", "16", "--samples", "1", "--lambdas", "0", "--time-limit", "60")
     first = script("flowoct_paper.py", tmp_path, *args)
     opened, line = counts(first.stdout)
     db = re.fullmatch(r"results database (\S+) \(new\)", opened)[1]
