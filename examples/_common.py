@@ -5,6 +5,7 @@ Not a script; ``python examples/<script>.py`` puts this directory on ``sys.path`
 """
 from __future__ import annotations
 
+import argparse
 import itertools
 import math
 import re
@@ -149,6 +150,17 @@ def pruned_cart(train: Dataset, val: Dataset, seed: int,
     final = train if refit is None else refit
     X_final = one_hot(final)
     return DecisionTreeClassifier(random_state=seed, ccp_alpha=alpha).fit(X_final, final.target), X_final
+
+
+def add_database_options(parser: argparse.ArgumentParser, script: str, unit: str) -> None:
+    """``--db`` and ``--resume`` of a script that records its ``unit`` ("solves", "runs") in a
+    results database (see :func:`results_database`)."""
+    parser.add_argument("--db", type=Path, default=None,
+                        help=f"results database (folder created if missing; default: a new "
+                             f"benchmarks/results/{script}-YYYYmmdd-HHMMSS.sqlite); an existing one needs --resume")
+    parser.add_argument("--resume", action="store_true",
+                        help=f"reuse the {unit} recorded in --db (default: the newest default database) by this "
+                             "odtk code and solver version")
 
 
 def results_database(db: Path | None, resume: bool, script: str) -> Path:

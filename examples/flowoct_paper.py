@@ -76,14 +76,14 @@ import math
 import os
 import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
 import odtk
-from _common import accuracy, contradicted, load_rows, print_table, quiet, results_database, reuse_line
+from _common import (accuracy, add_database_options, contradicted, load_rows, print_table, quiet, results_database,
+                     reuse_line)
 from odtk.datasets import Dataset
 from odtk.datasets.catalog import data_dir
 from odtk.exceptions import OdtkError
@@ -506,12 +506,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--solver", default="highs", help="a registered MILP solver: highs, cbc, gurobi, cplex, …")
     parser.add_argument("--rows", type=int, default=None,
                         help="draw this many random rows of each dataset before splitting (default: all)")
-    parser.add_argument("--db", type=Path, default=None,
-                        help="results database (folder created if missing; default: a new "
-                             "benchmarks/results/flowoct_paper-YYYYmmdd-HHMMSS.sqlite); an existing one needs --resume")
-    parser.add_argument("--resume", action="store_true",
-                        help="reuse the solves recorded in --db (default: the newest default database) by this odtk "
-                             "code and solver version")
+    add_database_options(parser, "flowoct_paper", "solves")
     args = parser.parse_args(argv)
     full = args.full
     args.datasets = args.datasets or (list(TABLE_1) if full else ["monk3", "monk1"])

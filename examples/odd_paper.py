@@ -65,13 +65,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 import odtk
-from _common import print_table, results_database, reuse_line
+from _common import add_database_options, print_table, results_database, reuse_line
 from odtk.datasets import list_datasets
 from odtk.exceptions import OdtkError
 from odtk.experiments.grid import Grid, parse_grid
@@ -440,12 +439,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--jobs", type=int, default=2, help="runs at once (local executor)")
     parser.add_argument("--executor", choices=["local", "dask"], default="local")
     parser.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
-    parser.add_argument("--db", type=Path, default=None,
-                        help="results database (folder created if missing; default: a new "
-                             "benchmarks/results/odd_paper-YYYYmmdd-HHMMSS.sqlite); an existing one needs --resume")
-    parser.add_argument("--resume", action="store_true",
-                        help="reuse the runs recorded in --db (default: the newest default database) by this odtk "
-                             "code and solver version")
+    add_database_options(parser, "odd_paper", "runs")
     args = parser.parse_args(argv)
     preset = PAPER if args.paper else QUICK
     uci = sorted((info.n_rows, info.name) for info in list_datasets() if info.collection == "uci")
