@@ -54,7 +54,7 @@ def on_dask(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int, str]:
     """The small grid run on a one-worker local Dask cluster: (database, exit status, output)."""
     db = tmp_path_factory.mktemp("cp_paper") / "runs.sqlite"
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
+                                  dashboard_address=":0") as cluster:
         code, printed = run([*ARGS, "--executor", "dask", "--scheduler", cluster.scheduler_address,
                              "--db", str(db)])
     return db, code, printed
