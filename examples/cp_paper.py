@@ -68,7 +68,7 @@ and at depth 4 on the 7 smallest (15-45x their depth-3 CPU), extrapolated with 3
 at 600 s; the ablations and DL8 as the quick mode's ratios to it. pydl8.5's share (~1.7 h) runs
 in the script's process after the campaign; the rest spreads over the Dask workers.
 
-Run:  python examples/cp_paper.py                       # quick: every cell proven
+Run:  python examples/cp_paper.py                       # quick: about 3 min of CPU, every cell proven
       python examples/cp_paper.py --resume              # reuse the newest default database
       python examples/cp_paper.py --depths 2 3 4 --datasets binary/anneal binary/vote --milps binoct flowoct
 """
