@@ -124,6 +124,7 @@ class SearchOutcome:
     search_nodes: int
     cache_size: int  # sub-trees stored for reuse (0 with ``cache=False``)
     seconds: float
+    cpu_seconds: float  # of the process during the search (the kernels' compile or load excluded)
 
     @property
     def objective(self) -> int:
@@ -149,7 +150,7 @@ def search(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int, min_support
         raise InvalidOptions(f"min_support={min_support} exceeds the {len(y)} training samples; "
                              "lower it.")
     kernels = _kernels(budget)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     stop_at = _deadline(time_limit, budget)
     X = np.asarray(X, dtype=bool)
     depth = min(depth, X.shape[1])  # a path tests each feature at most once
@@ -173,7 +174,8 @@ def search(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int, min_support
     if budget is not None:
         budget.report(incumbent=error, bound=lower_bound, searched=data.search_nodes)
     return SearchOutcome(_nested(features, labels, 1), error, lower_bound, status,
-                         data.search_nodes, cache_size if cache else 0, time.perf_counter() - start)
+                         data.search_nodes, cache_size if cache else 0, time.perf_counter() - start,
+                         time.process_time() - cpu_start)
 
 
 _prepared = False  # the kernels were compiled or loaded in this process
