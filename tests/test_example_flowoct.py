@@ -75,10 +75,11 @@ def test_unproven_cells_are_marked(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def script():
+    """The script's claims module (``examples/flowoct_claims.py``)."""
     sys.path.insert(0, str(EXAMPLES))
     try:
-        import flowoct_paper
-        yield flowoct_paper
+        import flowoct_claims
+        yield flowoct_claims
     finally:
         sys.path.remove(str(EXAMPLES))
 
