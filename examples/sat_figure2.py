@@ -11,8 +11,9 @@ it the same way:
   those not tested above them, with uniformly random leaf classes, drawn again until its
   simplest form (one-class subtrees merged) still has depth 5 — the paper does not say how
   it draws them;
-* the examples of generator g are uniform random Boolean vectors (seed g), labelled by it;
-  N examples are the first N of that stream, so a larger N adds examples;
+* the examples of generator g are uniform random Boolean vectors (seed g), labelled by it,
+  written once (as many as the largest N); a run on N examples trains on N of them drawn at
+  random (``train_rows: N``), which are N random examples as well;
 * a tree is equivalent to its generator when both classify the 1024 Boolean vectors alike;
 * J48 is not run (Weka is Java): :func:`c45` is C4.5 grown the same way (gain ratio among the
   tests with at least the average information gain, a node split while its examples disagree,
@@ -31,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from odtk.datasets import Dataset
 from odtk.engines.nested_trees import Tree, predict, simplify, tree_depth
 from odtk.files import write_atomic
 
@@ -109,20 +111,15 @@ def _entropy(positive: np.ndarray | int, total: np.ndarray | int) -> np.ndarray:
         return -np.nan_to_num(p * np.log2(p)) - np.nan_to_num((1 - p) * np.log2(1 - p))
 
 
-def stand_in_points(seeds: list[int], counts: list[int]) -> list[dict]:
-    """The C4.5 stand-in on the same examples: one record per generator and N."""
-    records = []
-    for seed in seeds:
-        truth = predict(generator(seed), INPUTS).astype(int)
-        data = examples(seed, max(counts))
-        for count in counts:
-            X, y = data[COLUMNS].to_numpy(dtype=bool)[:count], data["target"].to_numpy()[:count]
-            start = time.process_time()
-            tree = c45(X, y)
-            records.append({"method": "c45", "generator": seed, "examples": count, "proven": True,
-                            "cpu_sec": time.process_time() - start,
-                            "equivalent": bool(np.array_equal(predict(tree, INPUTS).astype(int), truth))})
-    return records
+def stand_in(seed: int, train: Dataset) -> dict:
+    """The C4.5 stand-in on a run's training rows of generator ``seed``: its CPU seconds and
+    whether its tree is equivalent to the generator."""
+    start = time.process_time()
+    tree = c45(train.features[COLUMNS].to_numpy(dtype=bool), train.target.to_numpy(dtype=int))
+    seconds = time.process_time() - start
+    same = np.array_equal(predict(tree, INPUTS).astype(int), predict(generator(seed), INPUTS).astype(int))
+    return {"method": "c45", "generator": seed, "examples": train.n_rows, "proven": True, "cpu_sec": seconds,
+            "equivalent": bool(same)}
 
 
 def equivalent(model, seed: int) -> bool:

@@ -43,13 +43,16 @@ claim of the paper. Each invocation starts a new results database (``--db``, def
 made by the same odtk code and solver version, so that a killed run resumes.
 
 The default is a quick mode that proves every search (Tables 1 and 3 on iris, monk1 and monk3,
-Figure 2 with 8 generators: 164 runs, about 7 CPU-minutes, measured, most of it starting a
-process per run). ``--full`` is the paper's whole protocol: Tables 1–3 on all its bundled
-datasets, Table 1's cross-validation shuffled 100 times and Table 2's 10 times, Figure 2 with
-1000 generators at 16 sizes from 50 to 3000 examples, and a generous 3600 s per search (the
-paper gives no limit; its slowest search took 217 s): 36,424 runs, about 40 CPU-hours (an
-estimate: the measured CPU seconds of the quick mode's runs per kind, about 2.5 s each with
-the process start, and of the Car and balance-scale searches, times the runs of each kind).
+Figure 2 with 8 generators at 5 sizes: 132 runs, 401 CPU seconds measured, about 3 s per run of
+which 2 s start the run's process and import odtk; 3.5 minutes on an idle 2-core machine).
+``--full`` is the paper's whole protocol: Tables 1–3 on all its bundled datasets, Table 1's
+cross-validation shuffled 100 times and Table 2's 10 times, Figure 2 with 1000 generators at
+16 sizes from 50 to 3000 examples, and a generous 3600 s per search (the paper gives no limit;
+its slowest search took 217 s): 34,264 runs, about 40 CPU-hours, so 40 / C hours on C cores.
+The estimate: 3 s per run of Tables 1 and 3 and of Figure 2 (measured in the quick mode), 62
+CPU seconds for a balance-scale DT_depth search (measured), and Car's and balance-scale's other
+searches scaled from the paper's times by that run's ratio to the paper's (1.2): Figure 2 about
+28 hours, Table 2 about 11, the rest about 2.
 On a cluster, start a Dask scheduler and workers (``dask scheduler``; ``dask worker
 tcp://HOST:8786 --nthreads 1`` per core; each run is one process on one core) on machines that
 share this folder (the CSV files beside the database are read by the workers), then run it;
@@ -75,12 +78,14 @@ import odtk
 import sat_figure2 as figure2
 from _common import (add_campaign_options, add_database_options, print_table, quiet, results_database, reuse_line,
                      run_grid)
-from odtk.datasets import Dataset, from_csv, load_dataset
+from odtk.datasets import Dataset, load_dataset
 from odtk.datasets.catalog import data_dir
 from odtk.exceptions import OdtkError
-from odtk.experiments.grid import Grid, parse_grid
+from odtk.experiments.grid import Grid, csv_data, parse_grid
 from odtk.experiments.store import ResultStore
+from odtk.experiments.worker import splits
 from odtk.files import check_writable, write_atomic
+from odtk.models import TrainedModel
 from odtk.plotting import pyplot
 from sat_claims import TABLE1, TABLE2, TABLE3, verdicts
 
@@ -158,7 +163,7 @@ def part(name: str, kind: str, split: int) -> Path:
 
 def test_accuracy(row: pd.Series, test: Dataset) -> float:
     """Accuracy (%) on ``test`` of the tree recorded in ``row``."""
-    model = odtk.TrainedModel.from_dict(json.loads(row["model"]))
+    model = TrainedModel.from_dict(json.loads(row["model"]))
     return 100 * float(np.mean(model.predict(test.features) == test.target.to_numpy(dtype=object)))
 
 
@@ -172,7 +177,7 @@ def split_rows(store: ResultStore, args: argparse.Namespace) -> list[dict]:
         per_split = {}
         for s in args.splits:
             at = runs[runs["dataset"] == f"{name}.train{s}"].set_index("algorithm")
-            test = from_csv(part(name, "test", s), "target")
+            test = csv_data({"dataset": name, "csv": part(name, "test", s), "target": "target", "categorical": False})
             per_split[s] = {model: {**at.loc[model], "acc": test_accuracy(at.loc[model], test)
                                     if at.loc[model, "state"] != "failed" else math.nan} for model in MODELS}
         result.append(split_row(name, per_split))
@@ -207,16 +212,18 @@ def figure_rows(folder: Path, store: ResultStore, args: argparse.Namespace) -> l
     seeds = list(range(args.generators))
     paths = figure2.write_examples(folder, seeds, max(args.examples))
     entries = [{"name": f"generator{seed}", "csv": str(path), "target": "target"} for seed, path in paths.items()]
-    records = figure2.stand_in_points(seeds, args.examples)
+    records = []
     for count in args.examples:
-        runs = searched(run_grid(grid(f"sat-figure2-{count}", entries, [0], [1, 0, 0], args, train_rows=count),
-                                 store, args))
-        for _, run in runs.iterrows():
-            seed = int(run["dataset"].removeprefix("generator"))
+        campaign = grid(f"sat-figure2-{count}", entries, [0], [1, 0, 0], args, train_rows=count)
+        runs = searched(run_grid(campaign, store, args)).set_index("id")
+        for run in campaign.runs:
+            row, seed = runs.loc[run["id"]], int(run["dataset"].removeprefix("generator"))
             records.append({"method": run["method"], "generator": seed, "examples": count,
-                            "proven": run["state"] == "optimal", "cpu_sec": run["cpu_sec"],
-                            "equivalent": run["state"] != "failed" and figure2.equivalent(
-                                odtk.TrainedModel.from_dict(json.loads(run["model"])), seed)})
+                            "proven": row["state"] == "optimal", "cpu_sec": row["cpu_sec"],
+                            "equivalent": row["state"] != "failed" and figure2.equivalent(
+                                TrainedModel.from_dict(json.loads(row["model"])), seed)})
+            if run["method"] == "sat-depth":  # the stand-in on the same examples
+                records.append({**figure2.stand_in(seed, splits(run)[0]), "examples": count})
     points = figure2.points(pd.DataFrame(records))
     print_table([{k: v for k, v in p.items() if k != "method"} for p in points],
                 f"Figure 2: {args.generators} random generators of depth {figure2.DEPTH} (the paper: "
@@ -273,9 +280,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     preset = FULL if args.full else QUICK
     for key, value in preset.items():
-        if getattr(args, key) is None:
+        if getattr(args, key, None) is None:
             setattr(args, key, value)
-    args.car_repeats = preset["car_repeats"]
     args.counts, args.recorded = [], 0
     return args
 
@@ -329,7 +335,8 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 130
     for name, report in args.counts:
-        print(f"campaign {name}: {reuse_line(args.db, report.planned, report.done + report.failed, report.other_version)}")
+        computed = report.done + report.failed
+        print(f"campaign {name}: {reuse_line(args.db, report.planned, computed, report.other_version)}")
     print("\nClaims of the paper (agrees / disagrees by how much / not shown at this scale):")
     lines = verdicts(rows) + (figure2.verdicts(points, args.generators) if points else
                               ["claim: Figure 2: not shown at this scale (--tables without fig2)"])

@@ -19,8 +19,10 @@ distributed = pytest.importorskip("distributed")
 pytest.importorskip("pysat")
 pytest.importorskip("matplotlib")
 
-from odtk.datasets import FeatureEncoder, from_csv  # noqa: E402
+from odtk.datasets import FeatureEncoder, from_dataframe  # noqa: E402
+from odtk.datasets.catalog import data_dir  # noqa: E402
 from odtk.engines import nested_trees, sat_inference  # noqa: E402
+from odtk.experiments.worker import splits  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -97,24 +99,26 @@ def test_small_grid_on_dask_and_resume(tmp_path: Path) -> None:
     figure = tmp_path / "sat-figure2.png"
     assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     lines = claims(first.stdout)
-    assert len(lines) == 2 * 3 + 4 + 4 and all(re.search(r": (agrees|disagrees|not shown)", line) for line in lines)
+    assert len(lines) == 14 and all(  # Tables 1-3: 2 + 2 + 4 claims; Figure 2: 6
+        re.search(r": (agrees|disagrees|not shown)", line) for line in lines)
     assert "claim: Figure 2: DT_depth needs fewer examples than J48" in first.stdout
 
     runs = recorded(db)
     assert len(runs) == RUNS and (runs["termination"] == "optimal").all()
     for _, run in runs.iterrows():
         step = json.loads(run["steps"])["search"]
-        if run["dataset"].startswith("generator"):  # brute force on the generator's first N examples
-            data = sat_figure2.examples(int(run["dataset"].removeprefix("generator")), run["n_train"])
-            X, y = data[sat_figure2.COLUMNS].to_numpy(dtype=bool), data["target"].to_numpy()
+        if run["dataset"].startswith("generator"):  # brute force on the run's training rows
+            csv = tmp_path / "sat-data" / f"{run['dataset']}-150.csv"
+            train, _, _ = splits({"dataset": run["dataset"], "csv": str(csv), "target": "target", "categorical": False,
+                                  "rows": None, "seed": 0, "split": [1, 0, 0], "train_rows": run["n_train"]})
+            X, y = train.features[sat_figure2.COLUMNS].to_numpy(dtype=bool), train.target.to_numpy(dtype=int)
             depth = next(d for d in range(6) if fewest_leaves(X, y, d) < float("inf"))
             assert step["depth"] == depth
             if run["method"] == "sat-size":
                 assert run["objective"] == 2 * fewest_leaves(X, y, depth) - 1
-        else:  # the direct search on the authors' binarisation: the same k, n and examples encoded
+        else:  # the direct search on the authors' binarisation (as the script did before its campaigns)
             name, split = run["dataset"].split(".train")
-            train = from_csv(EXAMPLES.parent / "odtk" / "datasets" / "data" / "consistent" /
-                             f"{name}.csv.train{split}.csv", "target")
+            train = from_dataframe(pd.read_csv(data_dir() / "consistent" / f"{name}.csv.train{split}.csv"), "target")
             classes, y = np.unique(train.target.to_numpy(), return_inverse=True)
             found = sat_inference.search(FeatureEncoder(thresholds="values").fit(train).transform(train), y,
                                          len(classes), minimize=run["method"].removeprefix("sat-"))
