@@ -161,7 +161,7 @@ def part(name: str, kind: str, split: int) -> Path:
     return data_dir() / "consistent" / f"{name}.csv.{kind}{split}.csv"
 
 
-def test_accuracy(row: pd.Series, test: Dataset) -> float:
+def tree_accuracy(row: pd.Series, test: Dataset) -> float:
     """Accuracy (%) on ``test`` of the tree recorded in ``row``."""
     model = TrainedModel.from_dict(json.loads(row["model"]))
     return 100 * float(np.mean(model.predict(test.features) == test.target.to_numpy(dtype=object)))
@@ -178,7 +178,7 @@ def split_rows(store: ResultStore, args: argparse.Namespace) -> list[dict]:
         for s in args.splits:
             at = runs[runs["dataset"] == f"{name}.train{s}"].set_index("algorithm")
             test = csv_data({"dataset": name, "csv": part(name, "test", s), "target": "target", "categorical": False})
-            per_split[s] = {model: {**at.loc[model], "acc": test_accuracy(at.loc[model], test)
+            per_split[s] = {model: {**at.loc[model], "acc": tree_accuracy(at.loc[model], test)
                                     if at.loc[model, "state"] != "failed" else math.nan} for model in MODELS}
         result.append(split_row(name, per_split))
     print_table(result, f"Table 3: averages over the proven splits ({args.solver})\n{SPLIT_COLUMNS}")
@@ -208,7 +208,7 @@ def split_row(name: str, per_split: dict[int, dict[str, dict]]) -> dict:
 
 
 def figure_rows(folder: Path, store: ResultStore, args: argparse.Namespace) -> list[dict]:
-    """Figure 2: both searches on the first N examples of every generator, and the C4.5 stand-in."""
+    """Figure 2: both searches on N examples of every generator, for each N, and the C4.5 stand-in."""
     seeds = list(range(args.generators))
     paths = figure2.write_examples(folder, seeds, max(args.examples))
     entries = [{"name": f"generator{seed}", "csv": str(path), "target": "target"} for seed, path in paths.items()]
