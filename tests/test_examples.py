@@ -145,9 +145,10 @@ def test_cp_paper() -> None:
     assert any(line.startswith("claim: the paper's search proves optimality on roughly 75 %") for line in printed)
 
 
-def test_sat_paper() -> None:
-    printed = run_output("sat_paper.py", "--tables", "3", "--datasets", "iris", "monk1", "--splits", "0", "1")
-    rows = table([printed[0], *printed[2:5]])  # title, header, rows (a legend between)
+def test_sat_paper(tmp_path: Path) -> None:
+    printed = run_output("sat_paper.py", "--tables", "3", "--datasets", "iris", "monk1", "--splits", "0", "1",
+                         "--db", str(tmp_path / "sat.sqlite"))
+    rows = table([printed[2], *printed[4:7]])  # database and title lines, then title, header, rows (a legend between)
     assert [row["dataset"] for row in rows] == ["iris", "monk1"]
     for row in rows:
         assert row["splits"] == row["proven"] == "2" and row["consistent"] == "yes"
