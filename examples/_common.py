@@ -1,5 +1,5 @@
 """Helpers shared by the example scripts: data, accuracies, tuning, CART, bound checks, tables,
-the results database of a run.
+the results database of a run and the campaigns it records.
 
 Not a script; ``python examples/<script>.py`` puts this directory on ``sys.path``.
 """
@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import math
 import re
 import sys
@@ -22,6 +23,9 @@ from sklearn.tree import DecisionTreeClassifier
 import odtk
 from odtk.datasets import Dataset, load_dataset, train_val_test_split
 from odtk.exceptions import ConfigError, OdtkError
+from odtk.experiments.grid import Grid
+from odtk.experiments.runner import retrain_runs, run_campaign
+from odtk.experiments.store import ResultStore
 
 Fit = Callable[[float], odtk.SolveResult]
 RESULTS = Path("benchmarks/results")  # the default databases' folder, from the repository root
@@ -203,3 +207,37 @@ def reuse_line(db: Path, total: int, computed: int, other_version: int, unit: st
     again = (f" ({other_version} recorded there by another odtk or solver version, computed again)"
              if other_version else "")
     return f"{computed} of {total} {unit} computed now{again}, {total - computed} from earlier runs in {db}"
+
+
+def add_campaign_options(parser: argparse.ArgumentParser, jobs: int = 2) -> None:
+    """``--jobs``, ``--executor`` and ``--scheduler`` of a script whose solves run as ``odtk
+    experiment`` campaigns (see :func:`run_grid`)."""
+    parser.add_argument("--jobs", type=int, default=jobs, help=f"runs at once (local executor; default {jobs})")
+    parser.add_argument("--executor", choices=["local", "dask"], default="local",
+                        help="local processes, or a Dask cluster's workers (with --scheduler)")
+    parser.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://head:8786")
+
+
+def run_grid(grid: Grid, store: ResultStore, args: argparse.Namespace) -> pd.DataFrame:
+    """Run ``grid``'s runs not yet recorded in ``store`` (``args.jobs``, ``args.executor``,
+    ``args.scheduler``; a progress line per run on stderr) and return all its recorded rows
+    (the retraining's too). Appends ``(grid.name, CampaignReport)`` to ``args.counts`` and counts
+    the runs recorded, now or before, in ``args.recorded`` (both made by the caller)."""
+    def progress(phase: str, total: int) -> Callable[[dict], None]:
+        counter = iter(range(1, total + 1))
+        args.recorded += len(grid.runs) - total if phase == "grid" else 0
+
+        def finished(row: dict) -> None:
+            args.recorded += 1
+            shape = row["skeleton"] or (f"depth {row['depth']}" if row["depth"] is not None else "")
+            outcome = row.get("termination") or row.get("message", "")
+            print(f"[{next(counter)}/{total}] {grid.name} {phase} {row['dataset']} seed {row['seed']} "
+                  f"{row['method']} {shape} {json.dumps(row['options'])}: {outcome}", file=sys.stderr, flush=True)
+        return finished
+
+    report = run_campaign(grid, store, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler,
+                          progress=progress)
+    args.counts.append((grid.name, report))
+    ours = [run["id"] for run in grid.runs + (retrain_runs(grid, store) if grid.retrain else [])]
+    frame = store.frame()
+    return frame[frame["id"].isin(ours)]

@@ -444,7 +444,16 @@ def test_split_zero_validation_and_rare_class():
     assert list(val.features.columns) == ["x"]
 
 
-@pytest.mark.parametrize("fractions", [(0.5, 0.5, 0.5), (0.0, 0.5, 0.5), (0.5, 0.5, 0.0), (1.0, -0.2, 0.2), (0.5, 0.5)])
+def test_split_without_test_rows_trains_on_every_row():
+    """(1, 0, 0): in-sample, every row trains; (0.75, 0.25, 0): no test rows."""
+    iris = load_dataset("uci/iris")
+    train, val, test = train_val_test_split(iris, (1.0, 0.0, 0.0))
+    assert (train.n_rows, val.n_rows, test.n_rows) == (150, 0, 0)
+    train, val, test = train_val_test_split(iris, (0.75, 0.25, 0.0), seed=3)
+    assert (train.n_rows, val.n_rows, test.n_rows) == (112, 38, 0)
+
+
+@pytest.mark.parametrize("fractions", [(0.5, 0.5, 0.5), (0.0, 0.5, 0.5), (0.5, 0.6, -0.1), (1.0, -0.2, 0.2), (0.5, 0.5)])
 def test_split_rejects_bad_fractions(fractions):
     with pytest.raises(DataError, match="fractions"):
         train_val_test_split(load_dataset("uci/iris"), fractions)

@@ -268,7 +268,8 @@ def fault_campaign(tmp_path_factory):
         "name": "faults", "datasets": [{"name": "flowoct/monk1", "rows": ROWS}], "seeds": [0],
         "solvers": ["crashcbc", "hangcbc"], "time_limit": 6, "guard": 30,
         "methods": [{"model": "flowoct", "depth": [1, 2], "solvers": ["highs"], "time_limit": 60},
-                    {"model": "flowoct", "depth": [1, 2]}], "selection": {"retrain": False}})
+                    {"model": "flowoct", "depth": [1, 2], "settings": {"warm_start": None}}],
+        "selection": {"retrain": False}})
     marker = uuid.uuid4().hex
     env = {"ODTK_SOLVERS": str(registry), "ODTK_TEST_MARK": marker, "TMPDIR": private_tmp(folder)}
     db = folder / "faults.sqlite"
@@ -453,7 +454,8 @@ def test_killed_runner_leaves_no_solver_running(tmp_path):
     registry = fake_registry(tmp_path, hangcbc=fake_cbc(tmp_path / "hangcbc", HANG))
     grid = write_yaml(tmp_path / "grid.yaml", {  # the guard never ends the run: the test kills the runner
         "name": "orphans", "datasets": [{"name": "flowoct/monk1", "rows": ROWS}], "solvers": ["hangcbc"],
-        "time_limit": 2, "guard": HANG_STOP, "methods": [{"model": "flowoct", "depth": 1}],
+        "time_limit": 2, "guard": HANG_STOP,  # no warm start: the solver is called however slow the machine
+        "methods": [{"model": "flowoct", "depth": 1, "settings": {"warm_start": None}}],
         "selection": {"retrain": False}})
     marker = uuid.uuid4().hex
     runner = subprocess.Popen(odtk_command("experiment", "run", grid, "--db", tmp_path / "r.sqlite"),
@@ -515,7 +517,8 @@ def test_ctrl_c_stops_a_campaign_at_once_and_records_nothing_under_way(tmp_path)
     registry = fake_registry(tmp_path, hangcbc=fake_cbc(tmp_path / "hangcbc", f'echo $$ >> "{log}"\n{HANG}'))
     grid = write_yaml(tmp_path / "grid.yaml", {  # four runs, one at a time: each would hang until its guard
         "name": "stop", "datasets": [{"name": "flowoct/monk1", "rows": ROWS}], "seeds": [0, 1],
-        "solvers": ["hangcbc"], "time_limit": 2, "guard": HANG_STOP, "methods": [{"model": "flowoct", "depth": [1, 2]}],
+        "solvers": ["hangcbc"], "time_limit": 2, "guard": HANG_STOP,
+        "methods": [{"model": "flowoct", "depth": [1, 2], "settings": {"warm_start": None}}],
         "selection": {"retrain": False}})
     marker, db = uuid.uuid4().hex, tmp_path / "r.sqlite"
     runner = subprocess.Popen(odtk_command("experiment", "run", grid, "--db", db), stdout=subprocess.PIPE,

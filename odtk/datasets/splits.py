@@ -15,9 +15,9 @@ def _check_fractions(fractions: tuple[float, float, float]) -> tuple[float, floa
         values = tuple(float(f) for f in fractions)
     except (TypeError, ValueError):
         values = ()
-    if len(values) != 3 or values[0] <= 0 or values[1] < 0 or values[2] <= 0 or not math.isclose(sum(values), 1.0):
-        raise DataError(f"fractions must be (train, validation, test) with train and test > 0, "
-                        f"validation >= 0 and a sum of 1; got {fractions!r}.")
+    if len(values) != 3 or values[0] <= 0 or min(values[1:]) < 0 or not math.isclose(sum(values), 1.0):
+        raise DataError(f"fractions must be (train, validation, test) with train > 0, "
+                        f"validation and test >= 0 and a sum of 1; got {fractions!r}.")
     return values
 
 
@@ -39,11 +39,15 @@ def train_val_test_split(ds: Dataset, fractions: tuple[float, float, float] = (0
     """Split ``ds`` into train, validation and test sets (deterministic for a given ``seed``).
 
     Splits are stratified by class when every class is frequent enough, else plain.
-    A validation fraction of 0 gives an empty validation set.
+    A validation or test fraction of 0 gives an empty validation or test set
+    (``(1, 0, 0)``: every row trains).
     """
     train, val, test = _check_fractions(fractions)
     labels = ds.target.to_numpy()
-    rest, test_rows = _split(np.arange(ds.n_rows), labels, test, seed, stratify)
+    if test == 0:
+        rest, test_rows = np.arange(ds.n_rows), np.array([], dtype=int)
+    else:
+        rest, test_rows = _split(np.arange(ds.n_rows), labels, test, seed, stratify)
     if val == 0:
         train_rows, val_rows = rest, np.array([], dtype=int)
     else:

@@ -6,8 +6,9 @@ A grid file::
     name: trees-small
     datasets: [flowoct/monk1, {name: binary/hepatitis, rows: 80}]
     seeds: [0, 1]
-    split: [0.5, 0.25, 0.25]          # train, validation, test
+    split: [0.5, 0.25, 0.25]          # train, validation, test ([1, 0, 0]: the whole dataset trains)
     stratify: true                    # false: plain random splits (as the ODD paper)
+    train_rows: 600                   # optional: at most this many training rows (drawn with the seed)
     solvers: [highs, cbc]
     time_limit: 10                    # seconds per solve
     threads: 1
@@ -18,11 +19,21 @@ A grid file::
       - {model: odd, skeleton: [1-2], options: {alpha: [0.01, 0.1]}, settings: {heuristic_time: 1}}
     selection: {keep: [depth], retrain: true}
 
+``split`` may instead be ``{test_size: 0.25, validation_size: 0.33}``: scikit-learn's
+unstratified ``train_test_split`` twice with the run's seed as random state (test rows first,
+then validation rows of the rest: the FlowOCT authors' samples), or ``{folds: 10}``: seed ``s``
+tests on fold ``s % 10`` of a shuffled ``KFold`` (random state ``s // 10``) and trains on the
+others. A dataset may be a CSV file: ``{name: mine, csv: data/mine.csv, target: class,
+categorical: [colour]}`` (``categorical: true`` for every feature column); the file's digest is
+part of each run's identity, so a changed file is never taken for the runs of the old one.
+
 Lists are tried in every combination, each distinct run once (a value listed twice adds
 nothing). A method's ``solvers`` / ``time_limit`` override the grid's; ``settings`` are fixed
 ``odtk.solve`` arguments (not tuned). ``selection``: per
 dataset, seed, method and solver (and the fields in ``keep``), the setting with the best
-validation accuracy is chosen and, with ``retrain``, trained again on train + validation.
+validation accuracy is chosen (ties: the smaller depth, then the larger value of each option in
+``prefer_larger``, then a fixed order) and, with ``retrain`` (the default when the split has a
+validation part), trained again on train + validation.
 """
 from __future__ import annotations
 
@@ -36,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from odtk import api
-from odtk.datasets import load_dataset
+from odtk.datasets import Dataset, from_dataframe, load_dataset, read_csv
 from odtk.datasets.encoders import THRESHOLDS
 from odtk.exceptions import ConfigError, OdtkError
 from odtk.files import read_regular
@@ -45,18 +56,21 @@ from odtk.skeletons import MAX_DEPTH, SHAPES, parse_widths
 from odtk.solvers import get_spec, parse_yaml
 from odtk.solvers.options import MAX_SECONDS, MAX_SEED, MAX_THREADS
 
-GRID_KEYS = {"name", "datasets", "seeds", "split", "stratify", "solvers", "time_limit", "threads", "guard",
-             "methods", "selection"}
+GRID_KEYS = {"name", "datasets", "seeds", "split", "stratify", "train_rows", "solvers", "time_limit", "threads",
+             "guard", "methods", "selection"}
 METHOD_KEYS = {"model", "depth", "skeleton", "options", "settings", "solvers", "time_limit"}
-SETTINGS = {"strategy", "heuristic_time", "positive_class", "thresholds", "max_thresholds"}
-SELECTION_KEYS = {"keep", "retrain"}
+SETTINGS = {"strategy", "heuristic_time", "positive_class", "thresholds", "max_thresholds", "warm_start"}
+WARM_STARTS = ("auto", "best", "cart", None)  # a grid names a warm start; None: none
+SELECTION_KEYS = {"keep", "retrain", "prefer_larger"}
+DATASET_KEYS = {"name", "rows", "csv", "target", "categorical"}
+SPLIT_FORMS = "[train, validation, test] fractions, {test_size: T, validation_size: V} or {folds: K}"
 KEEPABLE = ("depth", "skeleton")
 MAX_RUNS = 100_000  # runs in one campaign
 IDENTITY = ("phase", "dataset", "rows", "seed", "split", "method", "solver", "depth", "skeleton",
             "options", "settings", "time_limit", "threads")  # what makes two runs the same run
 # identity keys added later: part of the identity only when off their default, so that the
 # ids of runs recorded before stay valid
-LATER_IDENTITY = {"stratify": True}
+LATER_IDENTITY = {"stratify": True, "train_rows": None, "source": None}
 
 
 @dataclass(frozen=True)
@@ -67,6 +81,7 @@ class Grid:
     runs: list[dict[str, Any]]
     keep: tuple[str, ...]
     retrain: bool
+    prefer_larger: tuple[str, ...] = ()
 
 
 def load_grid(path: str | Path) -> Grid:
@@ -80,41 +95,64 @@ def load_grid(path: str | Path) -> Grid:
         raise ConfigError(f"Cannot read grid file {path} ({exc.strerror}); give the grid's YAML file.") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"Cannot read grid file {path} ({exc}); save it as UTF-8 text.") from None
-    return parse_grid(parse_yaml(text, f"Grid file {path}"), str(path))
+    return parse_grid(parse_yaml(text, f"Grid file {path}"), str(path), base=path.parent)
 
 
-def parse_grid(raw: Any, source: str = "grid") -> Grid:
-    """Validate the grid mapping ``raw`` (as read from YAML) and expand it into runs."""
+def parse_grid(raw: Any, source: str = "grid", base: Path | None = None) -> Grid:
+    """Validate the grid mapping ``raw`` (as read from YAML) and expand it into runs; a CSV
+    dataset's relative path is taken from ``base`` (the grid file's folder), else the current one."""
     spec = _mapping(raw, source, GRID_KEYS, required=("name", "datasets", "methods"))
     name = _text(spec["name"], f"{source}: name")
     seeds = [_whole(s, f"{source}: seeds", 0, MAX_SEED) for s in _listed(spec.get("seeds", [0]), f"{source}: seeds")]
     split = _split(spec.get("split", [0.5, 0.25, 0.25]), source)
-    stratify = spec.get("stratify", True)
+    stratify = spec.get("stratify", not isinstance(split, dict))
     if not isinstance(stratify, bool):
         raise ConfigError(f"{source}: stratify must be true or false, got {reprlib.repr(stratify)}.")
+    if stratify and isinstance(split, dict):
+        raise ConfigError(f"{source}: a split {reprlib.repr(split)} is unstratified; drop stratify: true.")
+    train_rows = spec.get("train_rows")
+    if train_rows is not None:
+        train_rows = _whole(train_rows, f"{source}: train_rows", 1)
     common = {
         "solvers": _solvers(spec.get("solvers", ["highs"]), f"{source}: solvers"),
         "time_limit": _seconds(spec.get("time_limit", 60), f"{source}: time_limit"),
         "threads": _whole(spec.get("threads", 1), f"{source}: threads", 1, MAX_THREADS),
         "guard": _seconds(spec.get("guard", 60), f"{source}: guard"),
     }
-    datasets = [_dataset(entry, source) for entry in _listed(spec["datasets"], f"{source}: datasets")]
+    datasets = [_dataset(entry, source, base) for entry in _listed(spec["datasets"], f"{source}: datasets")]
     methods = [_method(entry, f"{source}: methods[{k}]", common)
                for k, entry in enumerate(_listed(spec["methods"], f"{source}: methods"))]
-    selection = _mapping(spec.get("selection", {}), f"{source}: selection", SELECTION_KEYS)
-    keep = selection.get("keep", [])
-    keep = tuple(keep if isinstance(keep, list) else [keep])
+    keep, retrain, prefer_larger = _selection(spec.get("selection", {}), source, _validates(split))
+    _count(len(datasets) * len(seeds) * sum(map(len, methods)), source)
+    runs = [finish_run({"phase": "grid", "campaign": name, **dataset, "seed": seed, "split": split,
+                        "stratify": stratify, "train_rows": train_rows, **setting})
+            for dataset, seed, method in itertools.product(datasets, seeds, methods)
+            for setting in method]
+    return Grid(name, _unique(runs), keep, retrain, prefer_larger)
+
+
+def _selection(raw: Any, source: str, validates: bool) -> tuple[tuple[str, ...], bool, tuple[str, ...]]:
+    """The selection rule: fields kept apart, whether to retrain (only with a validation part)
+    and the options whose larger values win ties."""
+    selection = _mapping(raw, f"{source}: selection", SELECTION_KEYS)
+    keep = tuple(_listed(selection.get("keep", []), f"{source}: selection.keep") if selection.get("keep") else ())
     if not all(field in KEEPABLE for field in keep):
         raise ConfigError(f"{source}: selection.keep may hold {', '.join(KEEPABLE)}; got {list(keep)}.")
-    retrain = selection.get("retrain", True)
+    retrain = selection.get("retrain", validates)
     if not isinstance(retrain, bool):
         raise ConfigError(f"{source}: selection.retrain must be true or false, got {reprlib.repr(retrain)}.")
-    _count(len(datasets) * len(seeds) * sum(map(len, methods)), source)
-    runs = [finish_run({"phase": "grid", "campaign": name, "dataset": dataset, "rows": rows,
-                        "seed": seed, "split": split, "stratify": stratify, **setting})
-            for (dataset, rows), seed, method in itertools.product(datasets, seeds, methods)
-            for setting in method]
-    return Grid(name, _unique(runs), keep, retrain)
+    if retrain and not validates:
+        raise ConfigError(f"{source}: selection.retrain needs a validation part in split; "
+                          "give one or set retrain: false.")
+    prefer = tuple(_text(n, f"{source}: selection.prefer_larger")
+                   for n in (_listed(selection["prefer_larger"], f"{source}: selection.prefer_larger")
+                             if "prefer_larger" in selection else []))
+    return keep, retrain, prefer
+
+
+def _validates(split: list[float] | dict[str, float]) -> bool:
+    """Whether runs of ``split`` have validation rows to choose a setting on."""
+    return split.get("validation_size", 0) > 0 if isinstance(split, dict) else split[1] > 0
 
 
 def _unique(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -192,6 +230,9 @@ def _settings(raw: Any, where: str) -> dict[str, Any]:
     for name, allowed in choices.items():
         if name in settings and settings[name] not in allowed:
             raise ConfigError(f"{where}: {name} must be one of {', '.join(allowed)}, got {reprlib.repr(settings[name])}.")
+    if settings.get("warm_start", "auto") not in WARM_STARTS:
+        raise ConfigError(f"{where}: warm_start must be auto, best, cart or null (no warm start), "
+                          f"got {reprlib.repr(settings['warm_start'])}.")
     if "heuristic_time" in settings:
         _seconds(settings["heuristic_time"], f"{where}: heuristic_time")
     if settings.get("max_thresholds") is not None:
@@ -201,18 +242,55 @@ def _settings(raw: Any, where: str) -> dict[str, Any]:
     return settings
 
 
-def _dataset(entry: Any, source: str) -> tuple[str, int | None]:
+def _dataset(entry: Any, source: str, base: Path | None) -> dict[str, Any]:
+    """A dataset entry as the fields of its runs: ``dataset`` (and ``rows``); for a CSV file
+    also its path, target, categorical columns and ``source`` (its digest, target and
+    categorical columns: what makes it the same data)."""
     if isinstance(entry, str):
         entry = {"name": entry}
-    spec = _mapping(entry, f"{source}: datasets", {"name", "rows"}, required=("name",))
+    spec = _mapping(entry, f"{source}: datasets", DATASET_KEYS, required=("name",))
+    rows = spec.get("rows")
+    if rows is not None:
+        rows = _whole(rows, f"{source}: datasets.{spec['name']}.rows", 4)
+    if "csv" in spec:
+        return {**_csv_dataset(spec, f"{source}: datasets.{spec['name']}", base), "rows": rows}
+    if set(spec) & {"target", "categorical"}:
+        raise ConfigError(f"{source}: datasets.{spec['name']}: target and categorical go with csv: a bundled "
+                          "dataset has its own.")
     try:
         dataset = load_dataset(_text(spec["name"], f"{source}: datasets"))
     except OdtkError as exc:
         raise ConfigError(f"{source}: datasets: {exc}") from None
-    rows = spec.get("rows")
-    if rows is not None:
-        rows = _whole(rows, f"{source}: datasets.{dataset.name}.rows", 4)
-    return dataset.name, rows
+    return {"dataset": dataset.name, "rows": rows}
+
+
+def _csv_dataset(spec: dict[str, Any], where: str, base: Path | None) -> dict[str, Any]:
+    """A CSV dataset entry, read once here so that a bad file is a one-line error now."""
+    name = _text(spec["name"], where)
+    path = ((base or Path.cwd()) / _text(spec["csv"], f"{where}.csv")).resolve()
+    target = spec.get("target")
+    if isinstance(target, bool) or not isinstance(target, (str, int)):
+        raise ConfigError(f"{where}: give target, the class column of {path.name}.")
+    categorical = spec.get("categorical", False)
+    if not (isinstance(categorical, bool) or isinstance(categorical, list)):
+        raise ConfigError(f"{where}.categorical must be true, false or a list of columns, "
+                          f"got {reprlib.repr(categorical)}.")
+    try:
+        csv_data({"dataset": name, "csv": str(path), "target": target, "categorical": categorical})
+    except OdtkError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return {"dataset": name, "csv": str(path), "target": target, "categorical": categorical,
+            "source": {"digest": digest, "target": target, "categorical": categorical}}
+
+
+def csv_data(run: dict[str, Any]) -> Dataset:
+    """The CSV dataset a run names (its ``csv``, ``target`` and ``categorical`` fields)."""
+    frame = read_csv(run["csv"])
+    categorical = run["categorical"]
+    if categorical is True:
+        categorical = [column for column in frame.columns if column != run["target"]]
+    return from_dataframe(frame, run["target"], categorical=categorical or None, name=run["dataset"])
 
 
 def _solvers(raw: Any, where: str) -> list[str]:
@@ -225,13 +303,22 @@ def _solvers(raw: Any, where: str) -> list[str]:
     return names
 
 
-def _split(raw: Any, source: str) -> list[float]:
-    values = _listed(raw, f"{source}: split")
-    if (len(values) != 3 or not all(_is_number(v) for v in values) or values[0] <= 0 or values[2] <= 0
-            or values[1] < 0 or not math.isclose(sum(values), 1.0)):
-        raise ConfigError(f"{source}: split must be [train, validation, test] fractions summing to 1 "
-                          f"with train and test > 0, got {reprlib.repr(raw)}.")
-    return [float(v) for v in values]
+def _split(raw: Any, source: str) -> list[float] | dict[str, float]:
+    """Fractions [train, validation, test] (test 0: no test rows; [1, 0, 0]: in-sample), or a
+    scikit-learn split ``{test_size, validation_size}``, or ``{folds: K}``."""
+    if isinstance(raw, dict):
+        if set(raw) == {"folds"}:
+            return {"folds": _whole(raw["folds"], f"{source}: split.folds", 2, 1000)}
+        if set(raw) == {"test_size", "validation_size"} and all(_is_number(v) for v in raw.values()) \
+                and 0 < raw["test_size"] < 1 and 0 <= raw["validation_size"] < 1:
+            return {key: float(value) for key, value in raw.items()}
+    else:
+        values = _listed(raw, f"{source}: split")
+        if (len(values) == 3 and all(_is_number(v) for v in values) and values[0] > 0
+                and min(values[1:]) >= 0 and math.isclose(sum(values), 1.0)):
+            return [float(v) for v in values]
+    raise ConfigError(f"{source}: split must be {SPLIT_FORMS} (fractions summing to 1 with train > 0, "
+                      f"shares between 0 and 1, K ≥ 2), got {reprlib.repr(raw)}.")
 
 
 def _mapping(raw: Any, where: str, allowed: set[str] | None, required: tuple[str, ...] = ()) -> dict:

@@ -332,25 +332,30 @@ def _same_versions(found: Recorded, run: dict[str, Any]) -> bool:
     return found.odtk_version == run["odtk_version"] and run["solver_version"] in (None, found.solver_version)
 
 
-def select(frame: pd.DataFrame, keep: tuple[str, ...] = ()) -> pd.DataFrame:
+def select(frame: pd.DataFrame, keep: tuple[str, ...] = (), prefer_larger: tuple[str, ...] = ()) -> pd.DataFrame:
     """Per campaign, dataset, seed, method and solver (and ``keep``), the grid run with the best
-    validation accuracy; ties go to the smaller depth, then the first setting in a fixed
-    order (skeleton, options, id), so the choice never depends on timing."""
+    validation accuracy; ties go to the smaller depth, then the larger value of each option in
+    ``prefer_larger``, then the first setting in a fixed order (skeleton, options, id), so the
+    choice never depends on timing."""
     done = frame[(frame["phase"] == "grid") & (frame["status"] == "done")].copy()
     if done.empty:
         return done
     done["_depth"] = done["depth"].fillna(-1)
-    ordered = done.sort_values(["val_accuracy", "_depth", "skeleton", "options", "id"],
-                               ascending=[False, True, True, True, True], na_position="last")
+    preferred = [f"_{name}" for name in prefer_larger]
+    for name, column in zip(prefer_larger, preferred):
+        done[column] = [json.loads(options or "{}").get(name) for options in done["options"]]
+    ordered = done.sort_values(["val_accuracy", "_depth", *preferred, "skeleton", "options", "id"],
+                               ascending=[False, True, *[False] * len(preferred), True, True, True],
+                               na_position="last")
     groups = ["campaign", "dataset", "rows", "seed", "method", "solver", *keep]
-    return ordered.groupby(groups, dropna=False, sort=True).head(1).drop(columns="_depth")
+    return ordered.groupby(groups, dropna=False, sort=True).head(1).drop(columns=["_depth", *preferred])
 
 
 def retrain_runs(grid: Grid, store: ResultStore) -> list[dict[str, Any]]:
     """The selected settings of ``grid``'s recorded runs, to train again on train + validation."""
     ours = {run["id"]: run for run in grid.runs}
     frame = store.frame()
-    chosen = select(frame[frame["id"].isin(ours)], grid.keep)
+    chosen = select(frame[frame["id"].isin(ours)], grid.keep, grid.prefer_larger)
     return [finish_run({**{k: v for k, v in ours[i].items() if k != "id"}, "phase": "retrain"})
             for i in chosen["id"]]
 

@@ -61,6 +61,7 @@ COLUMNS: dict[str, str] = {
     "build_time": "REAL",
     "solve_time": "REAL",
     "wall_time": "REAL",
+    "cpu_time": "REAL",            # CPU seconds of the solve (its process and child processes)
     "variables": "INTEGER",
     "integer_variables": "INTEGER",
     "constraints": "INTEGER",
@@ -82,7 +83,7 @@ COLUMNS: dict[str, str] = {
 }
 VERSIONS = ("odtk_version", "solver_version")
 # added to databases written before they existed (NULL for old runs)
-LATER_COLUMNS = ("steps", *VERSIONS)
+LATER_COLUMNS = ("steps", *VERSIONS, "cpu_time")
 _UPSERT = (
     f"INSERT INTO runs ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))}) "
     f"ON CONFLICT(id) DO UPDATE SET "

@@ -16,6 +16,7 @@ import functools
 import hashlib
 import json
 import os
+import resource
 import sys
 import time
 import traceback
@@ -30,6 +31,7 @@ import odtk
 from odtk.datasets import Dataset, load_dataset, train_val_test_split
 from odtk.exceptions import OdtkError
 from odtk.experiments.claims import host_name
+from odtk.experiments.grid import csv_data
 from odtk.files import write_atomic
 
 
@@ -53,6 +55,12 @@ def code_version() -> str:
     return f"{odtk.__version__}+{digest.hexdigest()[:12]}"
 
 
+def cpu_seconds() -> float:
+    """CPU seconds of this process (every thread) and of its finished child processes."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def solver_version(solver: str | None) -> str | None:
     """The version of the solver ``solver`` installed here ("" for odtk's own searches, which
     use none; None when it is not installed here)."""
@@ -64,14 +72,41 @@ def solver_version(solver: str | None) -> str | None:
 
 
 def splits(run: dict[str, Any]) -> tuple[Dataset, Dataset, Dataset]:
-    """The run's seeded train / validation / test split (of ``rows`` sampled rows if given),
-    stratified by class unless the run says ``stratify: false``."""
-    dataset = load_dataset(run["dataset"])
+    """The run's seeded train / validation / test split (of ``rows`` sampled rows if given;
+    at most ``train_rows`` training rows, drawn with the seed): fractions stratified by class unless the run says
+    ``stratify: false``, scikit-learn's unstratified ``train_test_split`` twice, or a fold of a
+    shuffled ``KFold`` (see :mod:`odtk.experiments.grid`)."""
+    dataset = csv_data(run) if run.get("csv") else load_dataset(run["dataset"])
     if run.get("rows") and run["rows"] < dataset.n_rows:
         chosen = np.random.default_rng(run["seed"]).choice(dataset.n_rows, size=run["rows"], replace=False)
         dataset = dataset.subset(np.sort(chosen))
-    return train_val_test_split(dataset, fractions=tuple(run["split"]), seed=run["seed"],
-                                stratify=run.get("stratify", True))
+    split, seed = run["split"], run["seed"]
+    if isinstance(split, dict):
+        parts = _sklearn_parts(dataset.n_rows, split, seed)
+        train, val, test = (dataset.subset(np.sort(rows)) for rows in parts)
+    else:
+        train, val, test = train_val_test_split(dataset, fractions=tuple(split), seed=seed,
+                                                stratify=run.get("stratify", True))
+    if run.get("train_rows") and run["train_rows"] < train.n_rows:
+        kept = np.random.default_rng(seed).choice(train.n_rows, size=run["train_rows"], replace=False)
+        train = train.subset(np.sort(kept))
+    return train, val, test
+
+
+def _sklearn_parts(n_rows: int, split: dict[str, Any], seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Row numbers (train, validation, test) of a ``{folds: K}`` or ``{test_size, validation_size}`` split."""
+    from sklearn.model_selection import KFold, train_test_split
+
+    rows = np.arange(n_rows)
+    if "folds" in split:
+        folds = KFold(split["folds"], shuffle=True, random_state=seed // split["folds"]).split(rows)
+        train, test = list(folds)[seed % split["folds"]]
+        return train, rows[:0], test
+    rest, test = train_test_split(rows, test_size=split["test_size"], random_state=seed)
+    if not split["validation_size"]:
+        return rest, rows[:0], test
+    train, val = train_test_split(rest, test_size=split["validation_size"], random_state=seed)
+    return train, val, test
 
 
 def _joined(first: Dataset, second: Dataset) -> Dataset:
@@ -93,6 +128,7 @@ def execute(run: dict[str, Any]) -> dict[str, Any]:
     try:
         train, val, test = splits(run)
         fit_on = train if run["phase"] == "grid" else _joined(train, val)
+        cpu_start = cpu_seconds()
         result = odtk.solve(run["method"], fit_on, depth=run["depth"], skeleton=run["skeleton"],
                             solver=run["solver"], time_limit=run["time_limit"], threads=run["threads"],
                             seed=run["seed"], **run["settings"], **run["options"])
@@ -103,7 +139,7 @@ def execute(run: dict[str, Any]) -> dict[str, Any]:
         return {**row, "status": "failed", "message": f"{run['solver']} stopped without a solution ({result.message})",
                 "finished": now(), "wall_time": time.perf_counter() - start}
     size = result.size.__dict__ if result.size else {}
-    return {**row, **size, "status": "done", "termination": result.termination,
+    return {**row, **size, "status": "done", "termination": result.termination, "cpu_time": cpu_seconds() - cpu_start,
             "solver": result.solver, "solver_version": result.solver_version or run.get("solver_version"),
             "objective": result.objective, "bound": result.bound,
             "gap": result.gap, "build_time": result.build_time, "solve_time": result.solve_time,
