@@ -94,7 +94,7 @@ def best(runs: pd.DataFrame) -> pd.DataFrame:
 
 def chosen_models(runs: pd.DataFrame, seeds: int) -> pd.DataFrame:
     """The selected ODD (best of I–IV and α) and ODT (I (tree), best α) per dataset, seed and
-    split type. ``rule``: some dataset of the split type passes the paper's rule (on all
+    split type, multivariate first. ``rule``: some dataset of the split type passes the paper's rule (on all
     ``seeds`` seeds, both proven optimal with ≥ 2 internal nodes); ``kept``: the pair is used
     (its dataset passes, or none of its split type does)."""
     odd, odt = best(runs[runs["shape"] != TREE]), best(runs[runs["shape"] == TREE])
@@ -103,7 +103,9 @@ def chosen_models(runs: pd.DataFrame, seeds: int) -> pd.DataFrame:
     per_dataset = good.groupby([pairs["dataset"], pairs["split_type"]])
     passes = per_dataset.transform("all") & (per_dataset.transform("size") == seeds)
     rule = passes.groupby(pairs["split_type"]).transform("any")
-    return pairs.assign(kept=passes | ~rule, rule=rule)
+    order = pairs["split_type"].map(list(SPLITS).index)  # rows in a fixed order, not the order runs finished in
+    return pairs.assign(kept=passes | ~rule, rule=rule, _order=order).sort_values(
+        ["_order", "dataset", "seed"]).drop(columns="_order").reset_index(drop=True)
 
 
 def quartiles(values: pd.Series) -> dict:
