@@ -71,7 +71,7 @@ def campaign(tmp_path_factory) -> dict:
     db, figures = folder / "runs.sqlite", folder / "figures"
     with dask.config.set({"distributed.admin.low-level-log-length": 100_000}), \
             distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                     dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+                                     dashboard_address=":0") as cluster, distributed.Client(cluster) as client:
         address = cluster.scheduler_address
         killed = script(db, figures, address)
         for line in killed.stderr:  # wait for the first run to be recorded, then kill the script
