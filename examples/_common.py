@@ -171,10 +171,13 @@ def results_database(db: Path | None, resume: bool, script: str) -> Path:
     """The results database of one run of ``script``, named on stdout: without ``resume``, an
     empty one (``db``, or a new ``RESULTS/<script>-YYYYmmdd-HHMMSS.sqlite``); with it, ``db``
     or the newest of those defaults, whose runs made by this odtk code and solver version are
-    reused. ConfigError for an existing ``db`` without ``resume`` (it is never overwritten)."""
+    reused; ``db``'s folder is made if missing. ConfigError for an existing ``db`` without
+    ``resume`` (it is never overwritten)."""
     if db is not None and db.exists() and not resume:
         raise ConfigError(f"{db} exists; add --resume to reuse its runs made by this odtk and solver version, "
                           "or give --db a new file.")
+    if db is not None:
+        db.parent.mkdir(parents=True, exist_ok=True)
     earlier = [] if db is not None or not resume else _defaults(script)
     path = db or (max(earlier)[-1] if earlier else _new_default(script))
     kept = resume and path.exists() and path.stat().st_size > 0
@@ -207,6 +210,18 @@ def reuse_line(db: Path, total: int, computed: int, other_version: int, unit: st
     again = (f" ({other_version} recorded there by another odtk or solver version, computed again)"
              if other_version else "")
     return f"{computed} of {total} {unit} computed now{again}, {total - computed} from earlier runs in {db}"
+
+
+def stopped(exc: BaseException, args: argparse.Namespace, unit: str = "runs") -> int:
+    """The exit status of a paper script whose campaign stopped on ``exc``: 130 after Ctrl-C
+    (``args.recorded`` ``unit`` kept in ``args.db`` and how to resume, on stderr), else 2 (odtk's
+    one-line reason)."""
+    if isinstance(exc, KeyboardInterrupt):
+        print(f"interrupted: {args.recorded} {unit} recorded in {args.db}; run again with --resume to continue",
+              file=sys.stderr)
+        return 130
+    print(f"odtk: {exc}", file=sys.stderr)
+    return 2
 
 
 def add_campaign_options(parser: argparse.ArgumentParser, jobs: int = 2) -> None:

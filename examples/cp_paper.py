@@ -83,8 +83,8 @@ import time
 import numpy as np
 
 import odtk
-from _common import (add_campaign_options, add_database_options, print_table, quiet, results_database,
-                     reuse_line, run_grid)
+from _common import (add_campaign_options, add_database_options, print_table, quiet, results_database, reuse_line,
+                     run_grid, stopped)
 from cp_claims import (COLUMNS, PYDL85_MISSING, VARIANTS, claims, failures, instance_rows, outside_search,
                        project)
 from odtk.datasets import Dataset, list_datasets, load_dataset
@@ -212,21 +212,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.milps:
             require_solver(args.solver)
-        if args.db:
-            args.db.parent.mkdir(parents=True, exist_ok=True)
         args.db = results_database(args.db, args.resume, "cp_paper")
         compiled = compile_seconds()
         if args.executor == "dask" and args.scheduler:  # without one, the campaign says what is missing
             compile_on_workers(args.scheduler)
         frame = run_grid(grid(args), ResultStore(args.db), args)
         peers = peer_cells(args) if dl85 else {}
-    except (OdtkError, OSError) as exc:
-        print(f"odtk: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"interrupted: {args.recorded} solves recorded in {args.db}; run again with --resume to continue",
-              file=sys.stderr)
-        return 130
+    except (OdtkError, OSError, KeyboardInterrupt) as exc:
+        return stopped(exc, args, "solves")
     print(f"Verhaeghe et al., CP search — odtk {odtk.__version__}; datasets {' '.join(args.datasets)}; "
           f"depths {' '.join(map(str, args.depths))}; {args.time_limit:g} s (wall) per solve; in-sample")
     for name, report in args.counts:

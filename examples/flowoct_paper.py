@@ -84,7 +84,7 @@ import pandas as pd
 
 import odtk
 from _common import (add_campaign_options, add_database_options, load_rows, print_table, quiet, results_database,
-                     reuse_line, run_grid)
+                     reuse_line, run_grid, stopped)
 from flowoct_claims import (FIGURE_3, METHODS, PAPER_LIMIT, SEEDS, TABLE_1, TABLE_2, agreement, claims, load_logs,
                             panel_methods, panel_runs, paper_gap, size, solved_times, speedup, t_ref)
 from odtk.exceptions import OdtkError
@@ -277,17 +277,10 @@ def main(argv: list[str] | None = None) -> int:
     quiet()
     try:
         require_solver(args.solver)
-        if args.db:
-            args.db.parent.mkdir(parents=True, exist_ok=True)
         args.db = results_database(args.db, args.resume, "flowoct_paper")
         frame = described(run_grid(campaign(args), ResultStore(args.db), args))
-    except (OdtkError, OSError) as exc:
-        print(f"odtk: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"interrupted: {args.recorded} solves recorded in {args.db}; run again with --resume to continue",
-              file=sys.stderr)
-        return 130
+    except (OdtkError, OSError, KeyboardInterrupt) as exc:
+        return stopped(exc, args, "solves")
     grid = frame[frame["phase"] == "grid"]
     train_logs, test_logs = load_logs("train", args), load_logs("test", args)
     train_logs = train_logs[train_logs["lambda"].isin(args.lambdas) | (train_logs["method"] == "binoct")]

@@ -97,7 +97,8 @@ from pathlib import Path
 import pandas as pd
 
 import odtk
-from _common import add_campaign_options, add_database_options, print_table, results_database, reuse_line, run_grid
+from _common import (add_campaign_options, add_database_options, print_table, results_database, reuse_line, run_grid,
+                     stopped)
 from odd_claims import (ALPHAS, SHARES, SKELETONS, SPLITS, TREE, chosen_models, failures, figure_2, figure_3,
                         figure_claims, stability_claims, table_1, table_1_claims, table_1_shares, table_2)
 from odd_figures import draw_figures, figures_folder
@@ -227,8 +228,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         require_solver(args.solver)
-        if args.db:
-            args.db.parent.mkdir(parents=True, exist_ok=True)
         args.db = results_database(args.db, args.resume, "odd_paper")
         args.figures = figures_folder(args.figures, args.db, args.force)  # refused now, not after the runs
         store = ResultStore(args.db)
@@ -236,13 +235,8 @@ def main(argv: list[str] | None = None) -> int:
         pairs = chosen_models(runs, len(args.seeds))
         stable = described(run_grid(stability(pairs[pairs["kept"]], args), store, args))
         args.written = draw_figures(pairs, args.splits, args.figures)
-    except (OdtkError, OSError) as exc:
-        print(f"odtk: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"interrupted: {args.recorded} runs recorded in {args.db}; run again with --resume to continue",
-              file=sys.stderr)
-        return 130
+    except (OdtkError, OSError, KeyboardInterrupt) as exc:
+        return stopped(exc, args)
     preamble(args, runs, stable)
     print_table(table_1(runs, args), "Table 1: runs proven optimal (opt_α) and improved on the heuristic "
                                      "without proof (imp_α), per skeleton and α")

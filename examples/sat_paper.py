@@ -77,7 +77,7 @@ import pandas as pd
 import odtk
 import sat_figure2 as figure2
 from _common import (add_campaign_options, add_database_options, print_table, quiet, results_database, reuse_line,
-                     run_grid)
+                     run_grid, stopped)
 from odtk.datasets import Dataset, load_dataset
 from odtk.datasets.catalog import data_dir
 from odtk.exceptions import OdtkError
@@ -320,20 +320,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if "fig2" in args.tables:
             pyplot()  # a missing matplotlib is one line before any search
-        if args.db:
-            args.db.parent.mkdir(parents=True, exist_ok=True)
         args.db = results_database(args.db, args.resume, "sat_paper")
         args.figure = figure_path(args)
         print(f"Avellaneda, Efficient Inference of Optimal Decision Trees — odtk {odtk.__version__}, {args.solver}, "
               f"{args.time_limit:g} s per search ({'--full: the paper has no limit' if args.full else 'quick mode'})\n")
         rows, points = tables(ResultStore(args.db), args)
-    except (OdtkError, OSError) as exc:
-        print(f"odtk: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"interrupted: {args.recorded} runs recorded in {args.db}; run again with --resume to continue",
-              file=sys.stderr)
-        return 130
+    except (OdtkError, OSError, KeyboardInterrupt) as exc:
+        return stopped(exc, args)
     for name, report in args.counts:
         computed = report.done + report.failed
         print(f"campaign {name}: {reuse_line(args.db, report.planned, computed, report.other_version)}")
