@@ -247,7 +247,7 @@ def figure_claims(pairs: pd.DataFrame, args: argparse.Namespace) -> list[str]:
         lead = 100 * (odd.mean() - odt.mean()) if len(group) else 0.0
         if len(group) == 0:
             verdict = "not shown (no dataset and seed with both an ODD and an ODT)"
-        elif np.allclose(odd, odt):
+        elif np.allclose(odd, odt) and FIGURES[split_type] == "ODD>ODT":  # ties show "comparable", not "better"
             verdict = f"not shown at this scale (ODD and ODT equally accurate on all {len(group)} instances)"
         elif FIGURES[split_type] == "ODD>ODT":
             verdict = "agrees" if lead > 0 else f"disagrees by {-lead:.1f} points"

@@ -70,6 +70,9 @@ def test_figure_claims_say_by_how_much() -> None:
     assert line.endswith("ODD − ODT mean test accuracy -5.0 points over 2 instances: disagrees by 5.0 points")
     (line,) = odd_paper.figure_claims(pairs.assign(test_accuracy_odt=[0.90, 0.80]), Namespace(splits=["multivariate"]))
     assert line.endswith("not shown at this scale (ODD and ODT equally accurate on all 2 instances)")
+    ties = pairs.assign(test_accuracy_odt=[0.90, 0.80], split_type="univariate")
+    (line,) = odd_paper.figure_claims(ties, Namespace(splits=["univariate"]))
+    assert line.endswith("+0.0 points over 2 instances: agrees")
 
 
 def run_paper(db: Path, *extra: str) -> subprocess.Popen:
