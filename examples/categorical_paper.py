@@ -6,64 +6,84 @@ Every row prints the paper's value (transcribed from its text, labelled with the
 beside odtk's, measured here:
 
     Table 2   the five configurations of §5.1 (``configuration=``: nothing, no-anchor, no-relax,
-              no-strength, all; projection (14) on in all), depth 3, the paper's 200 random rows
-              (quick: 100 of bc): "seconds/LPs" (paper: CPLEX LPs; odtk: CPU seconds of
-              odtk and its solver / the solver's branch-and-bound nodes).
+              no-strength, all; projection (14) on in all), depth 3, in-sample on the paper's 200
+              random rows (quick: 100 of bc): "seconds/LPs" (paper: CPLEX LPs; odtk: CPU
+              seconds of the solve / the solver's branch-and-bound nodes).
     Table 3   the same at the paper's per-dataset sample sizes (flag ``--tables 3``).
+    Table 4   krkp and bc: CPU seconds to prove each topology on 100-600 training rows (``--sizes``;
+              one sample each, as the paper's); a1a is not bundled.
+    Table 5   the same with CART feature selection (§5.1).
     Table 6   mush: simple (max_card=1) / comb-con (max_card=2) / comb-unc branching, depth 2
               and 3: "train (test)" accuracy in %.
     Table 7   bc with CART feature selection (§5.1, as the paper's: its n rows equal its Table 9's):
               scores as ordered bins ("n", §4.4) or as categories ("c"): "train (test)/seconds".
     Table 8   accuracy by topology (depth-2, depth-2.5, depth-3, imbalanced), no feature
               selection, and CART of depth 3 fitted on the 90 %: "train (test)".
+    Table 9   the same with CART feature selection; Tables 10 and 11: 8 and 9 with 300 s per
+              solve (the paper's 5 minutes; "not shown" where no solve of the cell was stopped).
+    Table 12  krkp and mush, feature selection, 600-2400 training rows (``--sizes12``); a1a and
+              heloc are not bundled.
     Table 13  topology chosen on validation rows, CART feature selection (§5.1), vs CART pruned
               as rpart prunes (cost-complexity pruning, ``ccp_alpha`` chosen on the validation
               rows, refitted on the 90 %): "test accuracy / leaves".
     Table 14  bc, maximum specificity (TNR) subject to sensitivity (TPR) ≥ β (§4.6, positive =
               malignant): "TPR/TNR" on training then test rows.
+    §5.7      heloc (a depth-2 tree on 8884 rows) is not bundled: one claim line says so.
 
 Every odtk cell shows its status ("optimal", or how many of its solves were proven) and its
 largest relative gap; a value not proven is marked ``†``. The output ends with one line per claim
-of the paper: agrees, disagrees (with odtk's numbers beside the paper's) or not shown at this scale.
+of the paper: agrees, disagrees (with odtk's numbers beside the paper's) or not shown at this
+scale. CPU times are compared as ratios (odtk's between two cells against the paper's), never
+as seconds against CPLEX's.
 
 Protocol (the paper's §5.4): per seed, 10 % of the rows are held out for testing; the ODT trains
-on min(90 %, 600) rows, CART on the whole 90 %. Averages over ``--seeds`` seeds (paper: 5 for
-Tables 6–8 and 13, 30 for Table 14). Table 13 picks the topology with the best mean accuracy on
-the 90 % rows the ODT did not train on (paper: the same for bc, krkp, mush, ttt; 5-fold
-cross-validation on the smaller sets) and reports that topology's trees (the paper retrains
-once more). odtk's CART is scikit-learn's on the one-hot columns (the paper's is rpart), and
-its feature selection fits CART on 90 % of the ODT's training rows (the paper's on 90 % of the
-data).
+on min(90 %, 600) random rows of the rest, CART on the whole 90 %. Averages over ``--seeds``
+seeds (paper: 5 for Tables 6-13, 30 for Table 14). Table 13 holds a fifth of the 90 % out for
+validation (the same test rows), trains on min(the other four fifths, 600) and picks the
+topology with the best mean validation accuracy (paper: the 90 % rows not trained on for bc,
+krkp, mush, ttt; 5-fold cross-validation on the smaller sets), reporting that topology's trees
+(the paper retrains once more). odtk's CART is scikit-learn's on the one-hot columns (the
+paper's is rpart), and its feature selection fits CART on 90 % of the ODT's training rows (the
+paper's on 90 % of the data). Datasets: see ``categorical_campaign`` (a1a, heloc and student
+are not bundled; their rows are left out).
 
-Default (quick) mode: only cells odtk proves optimal with HiGHS on a 2-core machine, about 4 CPU
-minutes in all: depth 2, one seed, bc ttt monks-1 votes heart mush; Table 2 on a 100-row sample
-of bc without no-strength (``--configurations``; HiGHS needs minutes there); Tables 6 and 14 on
-min(90 %, 200) training rows (``--cap``; paper 600); β in {1, 0.98, 0.95}. Each solve may take
-3600 s, far more than it needs (under 30 CPU s each), so that a loaded machine cannot turn a
-proven cell into a time-limited one. Depth 2.5, 3 and imbalanced at the paper's sizes take
-minutes to hours each: ``--full`` (every dataset, topology, configuration and β, 5 seeds, 30
-for Table 14, the paper's 200-row samples and 600 rows, 1800 s per solve as the paper's 30 min;
-cells still open at the limit are marked). ``--time-limit`` sets the limit.
+Every ODT solve is a run of one ``odtk experiment`` campaign (``categorical_campaign``), each in
+its own process, recorded in a results database as it finishes, run by ``--jobs`` local
+processes or on a Dask cluster (``--executor dask --scheduler ADDRESS``); the tables are
+computed from the recorded rows. Each invocation starts a new database
+(``benchmarks/results/categorical_paper-YYYYmmdd-HHMMSS.sqlite``, or ``--db``); ``--resume``
+reuses one (``--db``, else the newest default) for the runs made by the same odtk code, options
+and solver version, so that a killed run resumes; the script says how many runs came from
+earlier ones. CART baselines run in this process. The CPU seconds of a cell are its runs'
+(``cpu_time``: the solve, its solver's processes included, not the run's process start).
 
-Datasets and which bundled file matches the paper's Table 1 (rows, features, groups):
+Default (quick) mode: only cells odtk proves optimal with HiGHS on a 2-core machine, about QUICK_CPU
+CPU minutes in all: depth 2, one seed, bc ttt monks-1 votes heart mush; Table 2 on a 100-row
+sample of bc without no-strength (``--configurations``; HiGHS needs minutes there); Tables 4-5 on
+100, 300 and 600 rows; Table 12 on 600 and 1200; Tables 6 and 14 on min(90 %, 200) training rows
+(``--cap``; paper 600); β in {1, 0.98, 0.95}. Each solve may take 3600 s (Tables 10-11: 300 s),
+far more than it needs (under a minute each), so that a loaded machine cannot turn a proven cell
+into a time-limited one. Depth 2.5, 3 and imbalanced at the paper's sizes take minutes to hours
+each: ``--full`` (every dataset, topology, size, configuration and β, 5 seeds, 30 for Table 14,
+the paper's 200-row samples and 600 rows, 1800 s per solve as the paper's 30 min; cells still
+open at the limit are marked). ``--time-limit`` sets the limit.
 
-    bc       uci/breast-cancer-wisconsin: 699 rows (paper 695), nine 1–10 scores = 90 ordered bins
-             in 9 groups; positive = benign (65 %) for accuracy, malignant for Table 14.
-    krkp     binary/kr-vs-kp, 3196 rows, 73 one-hot columns regrouped into the 36 attributes.
-    mush     binary/mushroom, 8124 rows, 119 one-hot columns regrouped into 21 attributes (the
-             paper's 111 columns in 20 groups drop two attributes it does not name).
-    ttt      binary/tic-tac-toe, 958 rows, 27 columns = 9 squares of 3 values.
-    monks-1  uci/monks1 (556 rows: the 124 training rows and the 432 test rows) without
-             duplicates: the full 432-row set, its one-hot columns decoded back to 6 attributes
-             (17 values); the class is column 0 (see DATASETS.md).
-    votes    binary/vote, 435 rows, 48 columns = 16 votes of y / n / ?.
-    heart    flowoct/spect, 267 rows, 22 binary features (44 values), 79 % positive
-             (``uci/spect-heart`` has the class as feature 0 and is not used).
+``--full`` on a cluster: start ``dask scheduler`` and, on each machine (odtk and HiGHS
+installed, this folder shared: the workers read the CSV files beside the database), ``dask
+worker tcp://HOST:8786 --nthreads 1`` per core (each run is one process on one core), then
 
-a1a, heloc and student are not bundled; their rows are left out.
+    python examples/categorical_paper.py --full --executor dask --scheduler tcp://HOST:8786 --db cat_full.sqlite
+
+and after a kill the same command with ``--resume``. Its cost, estimated: about 300 CPU-hours
+(±50 %; at most 650 if every solve ran to its limit), so 300 / C hours on C cores, for about
+1500 runs: Table 14's 480 (depth 3 taken as its 1800 s limit: ~120 h), Tables 8, 12 and 13 (~50,
+~30, ~20 h: depth 2.5, 3 and imbalanced without feature selection taken at their limit, with it
+at a third of it), Tables 4, 7, 9, 10, 11, 6, 2, 5 (~3-18 h each). The depth-2 runs (measured in
+the quick mode: under a minute each) are a few hours of it.
 
 Run:  python examples/categorical_paper.py
-      python examples/categorical_paper.py --full --solver gurobi
+      python examples/categorical_paper.py --resume           # reuse the newest default database
+      python examples/categorical_paper.py --full --solver gurobi --jobs 8
       python examples/categorical_paper.py --tables 2 3 --time-limit 10800 --datasets bc ttt
 """
 from __future__ import annotations
@@ -289,7 +309,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help=f"default: {' '.join(QUICK['datasets'])}; Tables 4-5 take krkp and bc of them (default "
                         "both), Table 12 krkp and mush")
     parser.add_argument("--topologies", nargs="+", choices=TOPOLOGIES, help="default: depth-2")
-    parser.add_argument("--seeds", type=int, help="seeds of Tables 6–8 and 13 (default 1)")
+    parser.add_argument("--seeds", type=int, help="seeds of Tables 6-13 (default 1; Tables 4-5: one sample)")
     parser.add_argument("--seeds14", type=int, help="seeds of Table 14 (default 1)")
     parser.add_argument("--betas", nargs="+", type=float, choices=BETAS, help="default: 1 0.98 0.95")
     parser.add_argument("--rows2", type=int, help="rows of Table 2's samples, each of its datasets (default: "

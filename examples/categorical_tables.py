@@ -1,4 +1,4 @@
-"""The categorical paper's values, odtk's cells beside them, and the closing claim lines.
+"""The categorical paper's values and odtk's cells beside them (the claims: ``categorical_claims``).
 
 Not a script: ``examples/categorical_paper.py`` measures the tables with these helpers. A cell
 is one setting averaged over seeds; its status says how many of its solves were proven optimal

@@ -82,3 +82,36 @@ def test_table13_reports_the_pruned_cart(script, tmp_path):
     odt = next(r for r in rows if r["setting"].startswith("ODT"))
     assert cart["paper"] == "95.5/2.4" and cart["_numbers"]["leaves"] < 20
     assert odt["status"] == "optimal" and odt["_numbers"]["leaves"] <= 4  # a depth-2 tree
+
+
+def cell(table: int, dataset: str, setting: str, proven: bool = True, **numbers: float) -> dict:
+    """A printed row as the claims read it."""
+    return {"table": table, "dataset": dataset, "setting": setting, "_numbers": numbers, "_proven": proven}
+
+
+def test_time_claims_compare_cpu_ratios_and_count_ties_as_neither(script):
+    from categorical_claims import selection_time_claim, size_claim
+
+    times = [cell(4, "bc", "depth-2 100 rows", cpu=1.0, size=100, topology="depth-2"),
+             cell(4, "bc", "depth-2 300 rows", cpu=9.0, size=300, topology="depth-2"),
+             cell(5, "bc", "depth-2 100 rows", cpu=0.9, size=100, topology="depth-2"),
+             cell(5, "bc", "depth-2 300 rows", cpu=3.0, size=300, topology="depth-2")]
+    assert size_claim(times)[0] == "agrees" and "paper 5.0×" in size_claim(times)[1]
+    verdict, detail = selection_time_claim(times)
+    assert verdict == "agrees" and "1.1× (a tie)" in detail and "3.0×" in detail
+    slower = times[:2] + [cell(5, "bc", "depth-2 300 rows", cpu=30.0, size=300, topology="depth-2")]
+    assert selection_time_claim(slower)[0] == "disagrees on bc depth-2 300"
+    unproven = [{**row, "_proven": False} if row["table"] == 5 else row for row in times]
+    assert selection_time_claim(unproven)[0] == "not shown at this scale"
+
+
+def test_time_limit_claims_read_only_the_cells_the_limit_stopped(script):
+    from categorical_claims import deep_limit_claim, limited_selection_claim, short_limit_claim
+
+    rows = [cell(8, "bc", "depth-2", train=0.96, test=0.95), cell(10, "bc", "depth-2", train=0.96, test=0.95),
+            cell(8, "bc", "depth-3", train=0.98, test=0.95), cell(10, "bc", "depth-3", False, train=0.97, test=0.96),
+            cell(11, "bc", "depth-3", False, train=0.975, test=0.96)]
+    assert short_limit_claim(rows)[0] == "agrees"
+    assert deep_limit_claim(rows)[0] == "agrees"
+    assert limited_selection_claim(rows) == ("agrees", "1 of 1 stopped cells helped")
+    assert deep_limit_claim(rows[:2])[0] == limited_selection_claim(rows[:2])[0] == "not shown at this scale"
