@@ -187,8 +187,9 @@ class Runs:
         settings = {"warm_start": None} | ({"positive_class": cell.positive_class} if cell.positive_class else {})
         return parse_grid({
             "name": "categorical-paper", "datasets": [{**dataset, "rows": cell.cap} if sample else dataset],
-            "seeds": list(range(cell.seeds)), "split": [1, 0, 0] if sample else VALIDATION
-            if cell.split == "validation" else TEST, "stratify": False, **({} if sample else {"train_rows": cell.cap}),
+            "seeds": list(range(cell.seeds)), "stratify": False,
+            "split": [1, 0, 0] if sample else VALIDATION if cell.split == "validation" else TEST,
+            **({} if sample else {"train_rows": cell.cap}),
             "solvers": [args.solver], "time_limit": cell.time_limit or args.time_limit, "threads": 1,
             "methods": [{"model": "categorical", "skeleton": cell.topology,
                          "options": {key: [value] for key, value in cell.options}, "settings": settings}],

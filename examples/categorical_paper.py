@@ -57,16 +57,17 @@ and solver version, so that a killed run resumes; the script says how many runs 
 earlier ones. CART baselines run in this process. The CPU seconds of a cell are its runs'
 (``cpu_time``: the solve, its solver's processes included, not the run's process start).
 
-Default (quick) mode: only cells odtk proves optimal with HiGHS on a 2-core machine, about QUICK_CPU
-CPU minutes in all: depth 2, one seed, bc ttt monks-1 votes heart mush; Table 2 on a 100-row
-sample of bc without no-strength (``--configurations``; HiGHS needs minutes there); Tables 4-5 on
-100, 300 and 600 rows; Table 12 on 600 and 1200; Tables 6 and 14 on min(90 %, 200) training rows
-(``--cap``; paper 600); β in {1, 0.98, 0.95}. Each solve may take 3600 s (Tables 10-11: 300 s),
-far more than it needs (under a minute each), so that a loaded machine cannot turn a proven cell
-into a time-limited one. Depth 2.5, 3 and imbalanced at the paper's sizes take minutes to hours
-each: ``--full`` (every dataset, topology, size, configuration and β, 5 seeds, 30 for Table 14,
-the paper's 200-row samples and 600 rows, 1800 s per solve as the paper's 30 min; cells still
-open at the limit are marked). ``--time-limit`` sets the limit.
+Default (quick) mode: only cells odtk proves optimal with HiGHS on a 2-core machine, about 10 CPU
+minutes in all (measured on a loaded machine, run starts included): depth 2, one seed,
+bc ttt monks-1 votes heart mush; Table 2 on a 100-row sample of bc without no-strength
+(``--configurations``; HiGHS needs minutes there); Tables 4-5 on 100, 300 and 600 rows; Tables
+10-11 on monks-1, votes and heart; Table 12 on 600 and 1200; Tables 6 and 14 on min(90 %, 200)
+training rows (``--cap``; paper 600); β in {1, 0.98} (β = 0.95 alone takes about 2 CPU minutes).
+Each solve may take 3600 s (Tables 10-11: 300 s), far more than it needs (under a minute each),
+so that a loaded machine cannot turn a proven cell into a time-limited one. Depth 2.5, 3 and
+imbalanced at the paper's sizes take minutes to hours each: ``--full`` (every dataset, topology,
+size, configuration and β, 5 seeds, 30 for Table 14, the paper's 200-row samples and 600 rows,
+1800 s per solve as the paper's 30 min; cells still open at the limit are marked). ``--time-limit`` sets the limit.
 
 ``--full`` on a cluster: start ``dask scheduler`` and, on each machine (odtk and HiGHS
 installed, this folder shared: the workers read the CSV files beside the database), ``dask
@@ -196,9 +197,10 @@ def table_times(table: int, args: argparse.Namespace, runs: Runs) -> list[dict]:
             for size in args.sizes:
                 solves = runs(Cell(name, topology, 1, cap=size).with_options(**selection))
                 found = [s for s in solves if s.termination is not None]
-                rows.append(row(table, name, f"{topology} {size} rows", paper[name][topology].split()[size // 100 - 1],
-                                f"{found[0].cpu:.1f}" if found else "*", solves, cpu=mean([s.cpu for s in found]),
-                                size=size, topology=topology))
+                seconds = paper[name][topology].split()[size // 100 - 1]
+                text = f"{found[0].cpu:.1f}" if found else "*"
+                rows.append(row(table, name, f"{topology} {size} rows", seconds, text, solves,
+                                cpu=mean([s.cpu for s in found]), size=size, topology=topology))
     return rows
 
 
@@ -208,7 +210,7 @@ def table_accuracy(table: int, args: argparse.Namespace, runs: Runs) -> list[dic
     rows, paper = [], ACCURACY[table]
     selection = {"feature_selection": "cart"} if table in (9, 11) else {}
     limit = SHORT_LIMIT if table in (10, 11) else None
-    for name in args.datasets:
+    for name in args.datasets10 if table in (10, 11) else args.datasets:
         for topology in args.topologies:
             solves = runs(Cell(name, topology, args.seeds, time_limit=limit).with_options(**selection))
             rows.append(odt_row(table, name, topology, paper[name][TOPOLOGIES.index(topology)], solves))
@@ -285,33 +287,36 @@ def rates(model: odtk.TrainedModel, data: Dataset) -> tuple[float, float]:
 
 
 TABLES: dict[int, Callable[[argparse.Namespace, Runs], list[dict]]] = {
-    2: lambda args, runs: table_configurations(2, args, runs), 3: lambda args, runs: table_configurations(3, args, runs),
-    4: lambda args, runs: table_times(4, args, runs), 5: lambda args, runs: table_times(5, args, runs),
+    **{n: lambda args, runs, n=n: table_configurations(n, args, runs) for n in (2, 3)},
+    **{n: lambda args, runs, n=n: table_times(n, args, runs) for n in (4, 5)},
     6: table6, 7: table7, **{n: lambda args, runs, n=n: table_accuracy(n, args, runs) for n in ACCURACY},
     12: table12, 13: table13, 14: table14}
 
 
 # ----------------------------------------------------------------------- command line
+SMALL = ["monks-1", "votes", "heart"]  # the quick mode's Tables 10-11: solves of seconds
 QUICK = {"datasets": ["bc", "ttt", "monks-1", "votes", "heart", "mush"], "topologies": ["depth-2"],
-         "seeds": 1, "seeds14": 1, "betas": [1.0, 0.98, 0.95], "time_limit": 3600.0, "depth2": "depth-3", "cap": 200,
-         "rows2": {"bc": 100}, "sizes": [100, 300, 600], "sizes12": [600, 1200],
+         "seeds": 1, "seeds14": 1, "betas": [1.0, 0.98], "time_limit": 3600.0, "depth2": "depth-3", "cap": 200,
+         "rows2": {"bc": 100}, "sizes": [100, 300, 600], "sizes12": [600, 1200], "datasets10": SMALL,
          "configurations": ["nothing", "no-anchor", "no-relax", "all"]}
 FULL = {"datasets": DATASETS, "topologies": TOPOLOGIES, "seeds": 5, "seeds14": 30, "betas": BETAS,
         "time_limit": 1800.0, "depth2": "depth-3", "cap": 600,
-        "rows2": dict.fromkeys(TABLE2, 200), "sizes": SIZES4, "sizes12": SIZES12, "configurations": CONFIGURATIONS}
+        "rows2": dict.fromkeys(TABLE2, 200), "sizes": SIZES4, "sizes12": SIZES12, "datasets10": DATASETS,
+        "configurations": CONFIGURATIONS}
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--tables", nargs="+", type=int, choices=list(TABLES), default=[2, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14])
+    parser.add_argument("--tables", nargs="+", type=int, choices=list(TABLES),
+                        default=[n for n in TABLES if n != 3])
     parser.add_argument("--datasets", nargs="+", choices=list(DATASETS),
                         help=f"default: {' '.join(QUICK['datasets'])}; Tables 4-5 take krkp and bc of them (default "
-                        "both), Table 12 krkp and mush")
+                        f"both), Table 12 krkp and mush, Tables 10-11 {' '.join(SMALL)} (--full: all)")
     parser.add_argument("--topologies", nargs="+", choices=TOPOLOGIES, help="default: depth-2")
     parser.add_argument("--seeds", type=int, help="seeds of Tables 6-13 (default 1; Tables 4-5: one sample)")
     parser.add_argument("--seeds14", type=int, help="seeds of Table 14 (default 1)")
-    parser.add_argument("--betas", nargs="+", type=float, choices=BETAS, help="default: 1 0.98 0.95")
+    parser.add_argument("--betas", nargs="+", type=float, choices=BETAS, help="default: 1 0.98")
     parser.add_argument("--rows2", type=int, help="rows of Table 2's samples, each of its datasets (default: "
                         "100 of bc; with --full the paper's 200 of bc, krkp, mush, ttt)")
     parser.add_argument("--configurations", nargs="+", choices=CONFIGURATIONS,
@@ -323,7 +328,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="training rows of Table 12 (default 600 1200; --full: 600 to 2400)")
     parser.add_argument("--depth2", choices=TOPOLOGIES, help="topology of Tables 2-3 (default depth-3, the paper's)")
     parser.add_argument("--time-limit", type=float,
-                        help="seconds per solve (default 3600, far above what the quick cells need; 1800 with --full)")
+                        help="seconds per solve (default 3600, far above what the quick cells need; 1800 with "
+                        "--full); Tables 10-11: 300")
     parser.add_argument("--cap", type=int, help="training rows of Tables 6 and 14: min(90 %%, cap) (default 200; "
                         "the paper's 600 with --full)")
     parser.add_argument("--solver", default="highs", help="highs, cbc, gurobi or cplex")
@@ -335,6 +341,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.counts, args.recorded = [], 0
     args.datasets45, args.datasets12 = ([name for name in paper if args.datasets is None or name in args.datasets]
                                         for paper in (("krkp", "bc"), ("krkp", "mush")))
+    args.datasets10 = [name for name in (FULL if args.full else QUICK)["datasets10"]
+                       if args.datasets is None or name in args.datasets]
     if args.rows2 is not None:
         args.rows2 = dict.fromkeys(TABLE2, args.rows2)
     for key, value in (FULL if args.full else QUICK).items():
@@ -368,7 +376,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{args.seeds} seed(s), {args.seeds14} for Table 14; Tables 6 and 14 train on min(90 %, {args.cap}) "
           "rows (paper: 600)")
     for name, report in args.counts:
-        print(f"campaign {name}: {reuse_line(args.db, report.planned, report.done + report.failed, report.other_version)}")
+        computed = report.done + report.failed
+        print(f"campaign {name}: {reuse_line(args.db, report.planned, computed, report.other_version)}")
     shown = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
     print(pd.DataFrame(shown).to_string(index=False))
     print(LEGEND)

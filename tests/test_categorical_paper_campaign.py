@@ -65,8 +65,8 @@ def test_the_proven_depth2_tree_is_the_exhaustive_optimum_on_dask(on_dask) -> No
     assert round(table8["train_accuracy"] * table8["n_train"]) == most_correct(db)
     claims = [line for line in printed.splitlines() if line.startswith("- §")]
     assert claims and all(any(word in line for word in VERDICTS) for line in claims)
-    odt_rows = [line.split() for line in printed.splitlines() if line.split()[:2] in (["8", "monks-1"], ["13", "monks-1"])
-                and "CART" not in line]
+    odt_rows = [line.split() for line in printed.splitlines()
+                if line.split()[:2] in (["8", "monks-1"], ["13", "monks-1"]) and "CART" not in line]
     assert len(odt_rows) == RUNS and all(line[-2:] == ["optimal", "0.00%"] for line in odt_rows)
 
 

@@ -36,7 +36,7 @@ def solved(script, table, argv: list[str], db: Path) -> list[dict]:
 
 
 def test_every_cell_has_status_and_gap_and_every_claim_a_line(script, tmp_path, capsys):
-    code = script.main(["--tables", "13", "14", "--datasets", "bc", "--betas", "1", "0.95",
+    code = script.main(["--tables", "13", "14", "--datasets", "bc", "--betas", "1", "0.98",
                         "--db", str(tmp_path / "runs.sqlite")])
     printed = capsys.readouterr().out.splitlines()
     assert code == 0
