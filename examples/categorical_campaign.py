@@ -30,7 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -97,10 +97,11 @@ def dataset_entry(name: str, folder: Path) -> dict[str, Any]:
     if name in BUNDLED:
         return {"name": BUNDLED[name]}
     path = folder / f"{name}.csv"
-    if not path.exists():
+    if not path.exists():  # written whole, then renamed: a killed script leaves no half file
         folder.mkdir(parents=True, exist_ok=True)
-        data = REGROUPED[name]()
-        data.features.assign(y=data.target.to_numpy()).to_csv(path, index=False)
+        data, part = REGROUPED[name](), path.with_suffix(".part")
+        data.features.assign(y=data.target.to_numpy()).to_csv(part, index=False)
+        part.replace(path)
     return {"name": name, "csv": str(path.resolve()), "target": "y", "categorical": True}
 
 
@@ -138,7 +139,6 @@ class Solve:
     leaves: int | None = None
     nodes: int | None = None
     model: TrainedModel | None = None
-    run: dict[str, Any] = field(default_factory=dict)
 
     @property
     def optimal(self) -> bool:
@@ -150,16 +150,16 @@ def number(value: Any) -> float | None:
     return None if value is None or pd.isna(value) else float(value)
 
 
-def recorded(row: pd.Series, run: dict[str, Any]) -> Solve:
+def recorded(row: pd.Series) -> Solve:
     """A run's recorded row as a :class:`Solve`."""
     if row["status"] != "done":
-        return Solve(None, None, number(row["cpu_time"]) or 0.0, run=run)
+        return Solve(None, None, number(row["cpu_time"]) or 0.0)
     model = TrainedModel.from_dict(json.loads(row["model"]))
     graph = model.graph.graph
     nodes = json.loads(row["steps"] or "{}").get("milp", {}).get("nodes")
     return Solve(row["termination"], number(row["gap"]), float(row["cpu_time"]), number(row["train_accuracy"]),
                  number(row["val_accuracy"]), number(row["test_accuracy"]),
-                 sum(1 for node in graph if graph.out_degree(node) == 0), nodes, model, run)
+                 sum(1 for node in graph if graph.out_degree(node) == 0), nodes, model)
 
 
 class Runs:
@@ -177,7 +177,7 @@ class Runs:
             self.grids[cell] = self.grid(cell)
         if self.frame is None:
             return []
-        return [recorded(self.frame.loc[run["id"]], run) for run in self.grids[cell].runs]
+        return [recorded(self.frame.loc[run["id"]]) for run in self.grids[cell].runs]
 
     def grid(self, cell: Cell) -> Grid:
         """The cell's runs, one per seed."""
