@@ -97,7 +97,6 @@ import numpy as np
 import pandas as pd
 from sklearn.tree import DecisionTreeClassifier
 
-import odtk
 from _common import (add_campaign_options, add_database_options, one_hot, pruned_cart, quiet, results_database,
                      reuse_line)
 from categorical_campaign import DATASETS, MALIGNANT, Cell, Runs, Solve
@@ -108,16 +107,13 @@ from categorical_tables import (ACCURACY, BETAS, CONFIGURATIONS, LEGEND, SIZES4,
 from odtk.datasets import Dataset
 from odtk.exceptions import OdtkError
 from odtk.experiments.store import ResultStore
+from odtk.models import TrainedModel
 
 
 SHORT_LIMIT = 300.0  # Tables 10-11: the paper's 5 minutes per solve
 
 
 # ----------------------------------------------------------------------- measuring
-def accuracy(model: odtk.TrainedModel, data: Dataset) -> float:
-    return float(np.mean(model.predict(data.features) == data.target.to_numpy(dtype=object)))
-
-
 def scored(solves: list[Solve], key: str = "test") -> dict[str, list[float]]:
     """Train and ``key`` ("test" or "val") accuracy, CPU seconds and leaves of the solves that found a tree."""
     kept = [s for s in solves if s.termination is not None]
@@ -280,7 +276,7 @@ def rate_row(setting: str, paper: str, solves: list[Solve], runs: Runs, cell: Ce
     return row(14, "bc", setting, paper, text, solves, beta=beta, train_tpr=train_tpr, train_tnr=train_tnr)
 
 
-def rates(model: odtk.TrainedModel, data: Dataset) -> tuple[float, float]:
+def rates(model: TrainedModel, data: Dataset) -> tuple[float, float]:
     predicted, truth = model.predict(data.features), data.target.to_numpy(dtype=object)
     positive = truth == MALIGNANT
     return float(np.mean(predicted[positive] == MALIGNANT)), float(np.mean(predicted[~positive] != MALIGNANT))
