@@ -75,12 +75,13 @@ worker tcp://HOST:8786 --nthreads 1`` per core (each run is one process on one c
 
     python examples/categorical_paper.py --full --executor dask --scheduler tcp://HOST:8786 --db cat_full.sqlite
 
-and after a kill the same command with ``--resume``. Its cost, estimated: about 300 CPU-hours
-(±50 %; at most 650 if every solve ran to its limit), so 300 / C hours on C cores, for about
-1500 runs: Table 14's 480 (depth 3 taken as its 1800 s limit: ~120 h), Tables 8, 12 and 13 (~50,
-~30, ~20 h: depth 2.5, 3 and imbalanced without feature selection taken at their limit, with it
-at a third of it), Tables 4, 7, 9, 10, 11, 6, 2, 5 (~3-18 h each). The depth-2 runs (measured in
-the quick mode: under a minute each) are a few hours of it.
+and after a kill the same command with ``--resume``. Its cost, estimated: about 300 CPU-hours,
+i.e. 300 / C hours of wall time on C worker cores (±50 %; at most 620 if every solve ran to its
+limit), for 1470 runs (Tables 2, 4-14: 20, 48, 48, 30, 40, 132, 132, 140, 140, 120, 140,
+480; runs shared by two tables counted once): Table 14 ~120 h (depth 3 taken at its 1800 s
+limit), Tables 8, 12 and 13 ~50, ~30 and ~20 h (depth 2.5, 3 and imbalanced taken at the limit
+without feature selection, at a third of it with), the others 3-18 h each. Not measured: only
+the depth-2 runs were (the quick mode: under a minute each, a few hours of the total).
 
 Run:  python examples/categorical_paper.py
       python examples/categorical_paper.py --resume           # reuse the newest default database
