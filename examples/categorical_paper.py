@@ -369,7 +369,8 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 130
     print(f"Günlük et al. (2021) beside odtk: {args.solver}, 1 thread, up to {args.time_limit:g} s per solve "
-          f"(paper: CPLEX, 8 cores, 3 h for Tables 2-3, 30 min for Tables 6-8 and 13), "
+          f"(Tables 10-11: {SHORT_LIMIT:g} s; paper: CPLEX, 8 cores, 3 h for Tables 2-3, 2 h for 4-5, 30 min for "
+          "6-9 and 12-13, 5 min for 10-11), "
           f"{args.seeds} seed(s), {args.seeds14} for Table 14; Tables 6 and 14 train on min(90 %, {args.cap}) "
           "rows (paper: 600)")
     for name, report in args.counts:
