@@ -1,4 +1,4 @@
-"""The categorical paper's values, odtk's cells beside them, and the closing claim lines.
+"""The categorical paper's values and odtk's cells beside them (the claims: ``categorical_claims``).
 
 Not a script: ``examples/categorical_paper.py`` measures the tables with these helpers. A cell
 is one setting averaged over seeds; its status says how many of its solves were proven optimal
@@ -10,11 +10,10 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
-import odtk
+from categorical_campaign import Solve
 
 TOPOLOGIES = ["depth-2", "depth-2.5", "depth-3", "imbalanced"]
 CONFIGURATIONS = ["nothing", "no-anchor", "no-relax", "no-strength", "all"]
@@ -45,6 +44,52 @@ TABLE8 = {  # depth-2, depth-2.5, depth-3, imbalanced, CART-D3: train (test), no
     "monks-1": ["78.2 (74.1)", "84.1 (76.8)", "89.6 (82.3)", "100.0 (100.0)", "76.6 (76.8)"],
     "votes": ["96.2 (95.5)", "96.9 (93.6)", "97.4 (94.1)", "98.0 (95.0)", "95.7 (95.9)"],
     "heart": ["85.5 (88.1)", "88.6 (89.6)", "88.7 (89.6)", "90.7 (85.2)", "88.5 (91.1)"]}
+SIZES4 = [100, 200, 300, 400, 500, 600]
+TABLE4 = {  # seconds (* = over 2 h) to prove the optimum on 100-600 rows, without feature selection
+    "krkp": {"depth-2": "3 7 10 11 16 24", "depth-2.5": "12 30 134 106 119 803",
+             "depth-3": "268 663 2810 2267 4039 5837", "imbalanced": "359 3543 * * * *"},
+    "bc": {"depth-2": "1 3 5 6 11 10", "depth-2.5": "4 30 56 98 173 199",
+           "depth-3": "7 44 349 2644 1124 *", "imbalanced": "3 349 1842 4958 * *"}}
+TABLE5 = {  # the same with CART feature selection
+    "krkp": {"depth-2": "0 0 1 1 2 2", "depth-2.5": "1 2 3 5 9 9", "depth-3": "1 3 7 12 19 20",
+             "imbalanced": "4 10 20 30 52 69"},
+    "bc": {"depth-2": "0 1 1 1 2 4", "depth-2.5": "1 6 17 22 48 59", "depth-3": "1 4 6 11 22 32",
+           "imbalanced": "2 5 11 19 47 54"}}
+TABLE9 = {  # as Table 8, with feature selection
+    "bc": ["96.7 (96.6)", "97.5 (95.4)", "97.8 (96.2)", "97.8 (95.6)", "96.0 (94.6)"],
+    "krkp": ["86.7 (87.0)", "93.2 (93.9)", "93.2 (93.9)", "94.6 (93.8)", "90.4 (90.3)"],
+    "mush": ["99.6 (99.4)", "99.9 (99.4)", "99.9 (99.4)", "100.0 (99.6)", "99.4 (99.3)"],
+    "ttt": ["71.8 (67.7)", "77.0 (72.7)", "79.3 (74.2)", "81.9 (79.5)", "75.3 (73.1)"],
+    "monks-1": ["78.2 (74.1)", "84.1 (76.8)", "89.6 (82.3)", "100.0 (100.0)", "76.6 (76.8)"],
+    "votes": ["95.9 (95.5)", "96.3 (95.0)", "96.7 (95.0)", "97.3 (96.8)", "95.7 (95.9)"],
+    "heart": ["85.5 (88.1)", "88.6 (90.4)", "88.6 (90.4)", "90.2 (88.9)", "88.5 (91.1)"]}
+TABLE10 = {  # as Table 8, 5 minutes per solve
+    "bc": ["96.7 (96.6)", "97.5 (95.6)", "97.7 (96.4)", "97.6 (96.2)", "96.0 (94.6)"],
+    "krkp": ["86.7 (87.0)", "93.2 (93.9)", "92.1 (92.1)", "92.9 (92.9)", "90.4 (90.3)"],
+    "mush": ["99.6 (99.4)", "100.0 (99.5)", "100.0 (99.7)", "100.0 (99.7)", "99.4 (99.3)"],
+    "ttt": ["71.8 (67.7)", "77.0 (72.7)", "78.7 (74.0)", "77.5 (75.0)", "75.3 (73.1)"],
+    "monks-1": ["78.2 (74.1)", "84.1 (76.8)", "89.6 (82.3)", "100.0 (100.0)", "76.6 (76.8)"],
+    "votes": ["96.2 (95.5)", "96.9 (93.6)", "97.3 (94.5)", "97.5 (92.7)", "95.7 (95.9)"],
+    "heart": ["85.5 (88.1)", "88.6 (89.6)", "88.7 (89.6)", "90.4 (88.1)", "88.5 (91.1)"]}
+TABLE11 = {  # as Table 9, 5 minutes per solve
+    "bc": ["96.7 (96.6)", "97.5 (95.4)", "97.7 (95.8)", "97.7 (95.2)", "96.0 (94.6)"],
+    "krkp": ["86.7 (87.0)", "93.2 (93.9)", "93.2 (93.9)", "94.6 (93.8)", "90.4 (90.3)"],
+    "mush": ["99.6 (99.4)", "99.9 (99.4)", "99.9 (99.4)", "99.9 (99.4)", "99.4 (99.3)"],
+    "ttt": ["71.8 (67.7)", "77.0 (72.7)", "78.7 (74.0)", "77.5 (75.0)", "75.3 (73.1)"],
+    "monks-1": ["78.2 (74.1)", "84.1 (76.8)", "89.6 (82.3)", "100.0 (100.0)", "76.6 (76.8)"],
+    "votes": ["95.9 (95.5)", "96.3 (95.0)", "96.7 (95.0)", "97.3 (96.8)", "95.7 (95.9)"],
+    "heart": ["85.5 (88.1)", "88.6 (90.4)", "88.6 (90.4)", "90.2 (88.9)", "88.5 (91.1)"]}
+ACCURACY = {8: TABLE8, 9: TABLE9, 10: TABLE10, 11: TABLE11}  # "train (test)" by topology, then CART-D3
+SIZES12 = [600, 1200, 1800, 2400]
+TABLE12 = {  # feature selection, 30 min: "train (test)" at 600, 1200, 1800, 2400 training rows
+    "krkp": {"depth-2": ["86.7 (87.0)", "86.8 (87.0)", "86.8 (87.1)", "86.8 (87.2)"],
+             "depth-2.5": ["93.2 (93.9)", "93.8 (93.8)", "93.6 (94.0)", "93.7 (94.1)"],
+             "depth-3": ["94.6 (93.8)", "93.8 (93.8)", "93.6 (94.0)", "93.7 (94.1)"],
+             "imbalanced": ["93.2 (93.9)", "94.5 (93.7)", "94.2 (93.9)", "94.1 (94.1)"]},
+    "mush": {"depth-2": ["99.6 (99.4)", "99.5 (99.4)", "99.4 (99.4)", "99.4 (99.4)"],
+             "depth-2.5": ["99.6 (99.4)", "99.8 (99.5)", "99.7 (99.6)", "99.7 (99.6)"],
+             "depth-3": ["100.0 (99.6)", "99.9 (99.6)", "99.9 (99.7)", "99.8 (99.8)"],
+             "imbalanced": ["99.9 (99.4)", "100.0 (99.8)", "100.0 (100.0)", "100.0 (100.0)"]}}
 TABLE13 = {  # ODT test accuracy / leaves, CART test accuracy / leaves
     "bc": ("96.0/4.8", "94.9/4.2"), "krkp": ("93.6/6.8", "96.6/9"), "mush": ("99.8/7.6", "99.3/3"),
     "ttt": ("81.0/8.0", "93.1/20.2"), "monks-1": ("100.0/8.0", "82.3/8.6"),
@@ -67,29 +112,21 @@ LEGEND = (f"{MARK} = a solve of the cell was not proven optimal within the time 
           "and its solver's.")
 
 
-# ----------------------------------------------------------------------- one solve, one cell
-@dataclass(frozen=True)
-class Solve:
-    """One ODT solve: its result (None when odtk gave up) and the CPU seconds it took."""
-
-    result: odtk.SolveResult | None
-    cpu: float
-
-
+# ----------------------------------------------------------------------- one cell
 def cpu_seconds() -> float:
-    """CPU seconds used so far by this process and its finished children (the isolated solver)."""
+    """CPU seconds used so far by this process and its finished children (local runs' processes)."""
     times = os.times()
     return times.user + times.system + times.children_user + times.children_system
 
 
 def found(solves: Sequence[Solve]) -> list[Solve]:
     """The solves that returned a tree."""
-    return [solve for solve in solves if solve.result is not None]
+    return [solve for solve in solves if solve.termination is not None]
 
 
 def status(solves: Sequence[Solve]) -> dict[str, str]:
     """A cell's ``status`` ("optimal", or "k/n optimal" with the other terminations) and ``gap``."""
-    results = [solve.result for solve in found(solves)]
+    results = found(solves)
     proven = sum(result.optimal for result in results)
     others = Counter(result.termination for result in results if not result.optimal)
     others.update({"no tree": len(solves) - len(results)})
@@ -101,7 +138,7 @@ def status(solves: Sequence[Solve]) -> dict[str, str]:
 
 def proven(solves: Sequence[Solve]) -> bool:
     """True when every solve of the cell returned a proven optimum."""
-    return bool(solves) and all(solve.result is not None and solve.result.optimal for solve in solves)
+    return bool(solves) and all(solve.optimal for solve in solves)
 
 
 def marked(text: str, solves: Sequence[Solve]) -> str:
@@ -132,140 +169,3 @@ def paper_pct(text: str) -> tuple[float, float]:
     """The paper's "train (test)" as two numbers."""
     train, test = text.replace("(", " ").replace(")", " ").split()[:2]
     return float(train), float(test)
-
-
-# ----------------------------------------------------------------------- the paper's claims
-def claim_lines(rows: list[dict]) -> list[str]:
-    """One line per claim of the paper: agrees, disagrees (by how much), or not shown at this scale."""
-    checks = [("§5.1, Tables 2-3: all improvements (anchors, relaxation, strengthening) solve faster "
-               "than none", configurations_claim),
-              ("§5.2, Table 6: on mush combinatorial branching beats simple branching", branching_claim),
-              ("§5.3, Table 7: ordered bins (n) test better and solve faster than categories (c)", ordered_claim),
-              ("§5.4, Table 8: the ODT tests better than CART of depth 3 (by more than 1 point on 4 of 7 "
-               "datasets, worse on heart)", cart8_claim),
-              ("§5.6, Table 13: the ODT tests better than pruned CART or has fewer leaves", cart13_claim),
-              ("§5.7, Table 14: lowering the sensitivity floor β raises specificity, with TPR ≥ β in "
-               "training", rate_claim)]
-    lines = ["Claims of the paper (odtk's proven cells above; \"not shown\": the cells it needs were not run "
-             "or not proven):"]
-    for text, check in checks:
-        verdict, detail = check(rows)
-        lines.append(f"- {text}: {verdict}{f' ({detail})' if detail else ''}")
-    return lines
-
-
-def numbers(rows: list[dict], table: int | tuple[int, ...], dataset: str | None = None,
-            setting: str | None = None) -> list[dict]:
-    """The kept numbers of the proven rows of ``table`` (and ``dataset``, ``setting``) that have
-    some: a claim is judged on proven cells only (an unproven cell's tree and time say nothing
-    of the optimum)."""
-    tables = (table,) if isinstance(table, int) else table
-    return [r["_numbers"] | {"dataset": r["dataset"], "setting": r["setting"], "proven": r["_proven"]}
-            for r in rows if r["table"] in tables and r["_numbers"] and r["_proven"]
-            and dataset in (None, r["dataset"]) and setting in (None, r["setting"])]
-
-
-def verdict(agree: list[tuple[str, bool]]) -> str:
-    """"agrees" when every (label, agrees) comparison agrees, "disagrees on <labels>" when some
-    do not, "not shown at this scale" without any."""
-    if not agree:
-        return "not shown at this scale"
-    against = [label for label, agrees in agree if not agrees]
-    return f"disagrees on {', '.join(against)}" if against else "agrees"
-
-
-def configurations_claim(rows: list[dict]) -> tuple[str, str]:
-    """All vs Nothing: CPU seconds; a ratio within ``NOISE`` is a tie (load moves CPU times a little)."""
-    agree, parts = [], []
-    for nothing in numbers(rows, (2, 3)):
-        if not nothing["setting"].endswith("nothing"):
-            continue
-        every = numbers(rows, (2, 3), nothing["dataset"], nothing["setting"].replace("nothing", "all"))
-        if not every:
-            continue
-        ratio = nothing["cpu"] / max(every[0]["cpu"], 1e-9)
-        counted = not 1 / NOISE < ratio < NOISE
-        parts.append(f"{nothing['dataset']} {nothing['setting'].rsplit(',', 1)[0]}: {nothing['cpu']:.1f} → "
-                     f"{every[0]['cpu']:.1f} CPU s, {ratio:.1f}× faster{'' if counted else ' (a tie)'}; "
-                     f"paper {nothing['paper_ratio']:.1f}×")
-        if counted:
-            agree.append((nothing["dataset"], ratio >= NOISE))
-    return verdict(agree), "; ".join(parts)
-
-
-def branching_claim(rows: list[dict]) -> tuple[str, str]:
-    """comb-unc vs simple on mush: training and test accuracy."""
-    agree, parts = [], []
-    for depth in ("depth-2", "depth-3"):
-        simple, unc = numbers(rows, 6, "mush", f"{depth} simple"), numbers(rows, 6, "mush", f"{depth} comb-unc")
-        if simple and unc:
-            train, test = (100 * (unc[0][k] - simple[0][k]) for k in ("train", "test"))
-            paper_train, paper_test = np.subtract(paper_pct(TABLE6[depth][2]), paper_pct(TABLE6[depth][0]))
-            parts.append(f"{depth}: train {train:+.1f}, test {test:+.1f} points; paper "
-                         f"{paper_train:+.1f}, {paper_test:+.1f}")
-            agree.append((depth, train > 0 and test > 0))
-    return verdict(agree), "; ".join(parts)
-
-
-def ordered_claim(rows: list[dict]) -> tuple[str, str]:
-    """n vs c on bc: test accuracy (a tie if equal) and CPU time (a tie within ``NOISE``)."""
-    agree, parts = [], []
-    for n in numbers(rows, 7):
-        if not n["setting"].endswith(" n"):
-            continue
-        c = numbers(rows, 7, "bc", n["setting"][:-2] + " c")
-        if c:
-            test, ratio = 100 * (n["test"] - c[0]["test"]), c[0]["cpu"] / max(n["cpu"], 1e-9)
-            parts.append(f"{n['setting'][:-2]}: test n − c {test:+.1f} points, c/n CPU {ratio:.1f}×")
-            if abs(test) >= 0.05:
-                agree.append((f"{n['setting'][:-2]} test", test > 0))
-            if not 1 / NOISE < ratio < NOISE:
-                agree.append((f"{n['setting'][:-2]} CPU", ratio >= NOISE))
-    return verdict(agree), "; ".join(parts) + ("; paper depth-2 +0.6 points, 1.0×" if parts else "")
-
-
-def cart8_claim(rows: list[dict]) -> tuple[str, str]:
-    """Per dataset, the best topology shown vs CART-D3 on test accuracy, classed as the paper bolds
-    (better by more than 1 point, within 1, worse by more than 1), beside the paper's class for the
-    same topologies."""
-    agree, parts = [], []
-    for cart in numbers(rows, 8, setting="CART-D3"):
-        odts = [r for r in numbers(rows, 8, cart["dataset"]) if r["setting"] != "CART-D3"]
-        if odts:
-            paper = TABLE8[cart["dataset"]]
-            paper_diff = (max(paper_pct(paper[TOPOLOGIES.index(r["setting"])])[1] for r in odts)
-                          - paper_pct(paper[4])[1])
-            diff = 100 * (max(r["test"] for r in odts) - cart["test"])
-            parts.append(f"{cart['dataset']} {diff:+.1f} (paper {paper_diff:+.1f})")
-            agree.append((cart["dataset"], np.sign(np.trunc(diff)) == np.sign(np.trunc(paper_diff))))
-    return verdict(agree), ("best topology shown − CART test points, the same class as the paper's "
-                            "(more than 1 point either way, or within 1): " + ", ".join(parts)) if parts else ""
-
-
-def cart13_claim(rows: list[dict]) -> tuple[str, str]:
-    """Per dataset: the ODT's test accuracy ≥ pruned CART's, or fewer leaves."""
-    agree, parts = [], []
-    for odt in numbers(rows, 13):
-        if not odt["setting"].startswith("ODT"):
-            continue
-        cart = numbers(rows, 13, odt["dataset"], "CART pruned")
-        if cart:
-            diff, leaves = 100 * (odt["test"] - cart[0]["test"]), odt["leaves"] - cart[0]["leaves"]
-            parts.append(f"{odt['dataset']} {diff:+.1f} points, {leaves:+.1f} leaves")
-            agree.append((odt["dataset"], diff >= 0 or leaves < 0))
-    return verdict(agree), "ODT − pruned CART: " + ", ".join(parts) if parts else ""
-
-
-def rate_claim(rows: list[dict]) -> tuple[str, str]:
-    """Training TNR does not fall as β falls, and training TPR ≥ β, per topology."""
-    agree, parts = [], []
-    for topology in ("depth-2", "depth-3"):
-        cells = sorted((r for r in numbers(rows, 14) if r["setting"].startswith(topology)),
-                       key=lambda r: -r["beta"])
-        if len(cells) >= 2:
-            tnr = [r["train_tnr"] for r in cells]
-            floor = all(r["train_tpr"] >= r["beta"] - 1e-9 for r in cells)
-            parts.append(f"{topology} training TNR " + " → ".join(f"{100 * v:.1f}" for v in tnr)
-                         + " for β " + " → ".join(f"{r['beta']:g}" for r in cells))
-            agree.append((topology, floor and all(b >= a - 1e-9 for a, b in zip(tnr, tnr[1:]))))
-    return verdict(agree), "; ".join(parts)
