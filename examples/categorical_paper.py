@@ -99,7 +99,7 @@ import pandas as pd
 from sklearn.tree import DecisionTreeClassifier
 
 from _common import (add_campaign_options, add_database_options, one_hot, pruned_cart, quiet, results_database,
-                     reuse_line)
+                     reuse_line, stopped)
 from categorical_campaign import DATASETS, MALIGNANT, Cell, Runs, Solve
 from categorical_claims import claim_lines
 from categorical_tables import (ACCURACY, BETAS, CONFIGURATIONS, LEGEND, SIZES4, SIZES12, TABLE2, TABLE3, TABLE4,
@@ -353,21 +353,14 @@ def main(argv: list[str] | None = None) -> int:
     quiet()
     start = cpu_seconds()
     try:
-        if args.db:
-            args.db.parent.mkdir(parents=True, exist_ok=True)
         args.db = results_database(args.db, args.resume, "categorical_paper")
         runs = Runs(args)
         for table in args.tables:  # gathers the cells the tables need
             TABLES[table](args, runs)
         runs.execute(ResultStore(args.db))
         rows = [r for table in args.tables for r in TABLES[table](args, runs)]
-    except (OdtkError, OSError) as exc:
-        print(f"odtk: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print(f"interrupted: {args.recorded} runs recorded in {args.db}; run again with --resume to continue",
-              file=sys.stderr)
-        return 130
+    except (OdtkError, OSError, KeyboardInterrupt) as exc:
+        return stopped(exc, args)
     print(f"Günlük et al. (2021) beside odtk: {args.solver}, 1 thread, up to {args.time_limit:g} s per solve "
           f"(Tables 10-11: {SHORT_LIMIT:g} s; paper: CPLEX, 8 cores, 3 h for Tables 2-3, 2 h for 4-5, 30 min for "
           "6-9 and 12-13, 5 min for 10-11), "
