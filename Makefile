@@ -46,7 +46,7 @@ run: $(VENV)/.odtk-core
 
 # A worker per core; a test file stays on one worker (its module fixtures are made once).
 test: $(VENV)/.odtk-test
-	$(BIN)/python -m pytest -q -n auto --dist loadfile
+	$(BIN)/python -m pytest -q -n auto --dist loadfile --durations=15
 
 # The newest release of every dependency, upper bounds dropped (lower bounds kept), then the
 # tests that run every solver and the agreement harness. Not part of CI.

@@ -156,9 +156,10 @@ def test_scripts_refuse_an_existing_database_without_resume(tmp_path, name):
 
 
 def counts(stdout: str) -> tuple[str, str]:
-    """The database line printed first and the line counting the solves computed now."""
+    """The database line printed first and the line counting the solves computed now (without
+    its "campaign NAME: " head)."""
     lines = stdout.splitlines()
-    return lines[0], next(line for line in lines if "computed now" in line)
+    return lines[0], re.sub(r"^campaign \S+: ", "", next(line for line in lines if "computed now" in line))
 
 
 def test_flowoct_paper_reuses_solves_only_when_resumed_and_of_this_version(tmp_path):

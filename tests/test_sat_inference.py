@@ -20,6 +20,7 @@ from odtk.cli import main
 from odtk.engines import nested_trees, sat_encoding, sat_inference
 from odtk.estimators import OptimalTreeClassifier
 from odtk.exceptions import DataError
+from odtk.experiments.grid import csv_data
 from odtk.solvers import available_solvers, solver_status
 
 from brute_force import fewest_leaves_of_a_perfect_tree
@@ -248,16 +249,18 @@ def sat_paper():
         sys.path.remove(str(examples))
 
 
-def test_paper_example_main_runs_small(capsys, sat_paper):
-    assert sat_paper.main(["--tables", "1", "3", "--datasets", "iris", "--splits", "0", "--folds", "2"]) == 0
+def test_paper_example_main_runs_small(capsys, sat_paper, tmp_path):
+    assert sat_paper.main(["--tables", "1", "3", "--datasets", "iris", "--splits", "0", "--folds", "2",
+                           "--db", str(tmp_path / "runs.sqlite")]) == 0
     printed = capsys.readouterr().out
     assert "Table 1: mouse" in printed and "Table 3" in printed
     mouse = [line.split() for line in printed.splitlines() if line.lstrip().startswith("DT_")]
     assert [row[0] for row in mouse] == ["DT_depth", "DT_size"] and all(row[-1] == "yes" for row in mouse)
 
 
-def test_paper_car_has_the_papers_two_classes(sat_paper):
-    car = sat_paper.whole_dataset("consistent/car")
+def test_paper_car_has_the_papers_two_classes(sat_paper, tmp_path):
+    entry = sat_paper.car_entry(tmp_path)
+    car = csv_data({"dataset": entry["name"], "csv": entry["csv"], "target": entry["target"], "categorical": False})
     assert car.n_rows == 1728 and car.target.value_counts().to_dict() == {"unacc": 1210, "acceptable": 518}
 
 
