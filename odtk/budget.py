@@ -95,11 +95,12 @@ class Budget:
 
     # -- stopping --------------------------------------------------------------------------
     def request_stop(self, signum: int) -> None:
-        """Mark the budget stopped by signal ``signum`` (what the signal handlers call)."""
+        """Mark the budget stopped by signal ``signum`` (what the signal handlers call: it takes
+        no lock, since the code a handler interrupts may hold it)."""
         if self.signal is None:
             self.signal = signum
             self.flag[0] = signum
-            self.progress.phase("stopping")
+            self.progress.phase_from_signal("stopping")
 
     @property
     def stop_requested(self) -> bool:

@@ -32,6 +32,7 @@ class Progress:
         self.mode = mode
         self.fields: dict[str, Any] = {}
         self.phase_name = ""
+        self._unsaid: str | None = None  # a phase set by a signal handler, for ``lines`` mode to print
         self._budget = None
         self._lock = threading.Lock()
         self._bar = None
@@ -60,6 +61,13 @@ class Progress:
             self._line(name)
         self._draw()
 
+    def phase_from_signal(self, name: str) -> None:
+        """Set the phase without the lock and without writing: all a signal handler may do, since
+        the code it interrupts may hold the lock or be writing to the stream. The status line
+        shows it at its next refresh; ``lines`` mode prints it at the next step or at the end."""
+        self.phase_name = name
+        self._unsaid = name
+
     def update(self, **fields: Any) -> None:
         """New figures: ``incumbent``, ``bound``, ``gap``, ``nodes`` or any other."""
         with self._lock:
@@ -74,6 +82,7 @@ class Progress:
     def close(self) -> None:
         """Remove the status line and stop its thread."""
         global _active
+        self._say_unsaid()
         self._stopped.set()
         if self._thread is not None:
             self._thread.join(timeout=2 * REFRESH_SECONDS)
@@ -107,6 +116,7 @@ class Progress:
         return "  ".join(parts)
 
     def _draw(self) -> None:
+        self._say_unsaid()
         with self._lock:
             bar = self._bar
         if bar is not None:
@@ -114,6 +124,11 @@ class Progress:
             with self._lock:
                 if self._bar is not None:
                     self._bar.set_description_str(text, refresh=True)
+
+    def _say_unsaid(self) -> None:
+        unsaid, self._unsaid = self._unsaid, None
+        if unsaid is not None and self.mode == "lines":
+            self._line(unsaid)
 
     def _refresh_loop(self) -> None:
         while not self._stopped.wait(REFRESH_SECONDS):

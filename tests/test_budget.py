@@ -62,6 +62,38 @@ def test_signal_marks_the_budget_and_raises_outside_waiting():
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 
 
+SIGNAL_WHILE_DRAWING = """
+import io, os, signal
+from odtk.budget import Budget, stop_on_signals
+from odtk.progress import Progress
+
+class Terminal(io.StringIO):
+    armed = False
+
+    def write(self, text):
+        if self.armed:  # the signal comes while the status line is written, its lock held
+            self.armed = False
+            os.kill(os.getpid(), signal.SIGTERM)
+        return super().write(text)
+
+terminal = Terminal()
+budget = Budget(None, Progress("bar", terminal))
+with stop_on_signals(budget), budget.waiting():
+    terminal.armed = True
+    budget.report(incumbent=1.0)
+budget.progress.close()
+print(budget.signal, budget.progress.phase_name)
+"""
+
+
+def test_a_signal_while_the_status_line_is_written_marks_the_budget_and_does_not_hang():
+    """A Ctrl-C that lands while a solver callback redraws the status line (its lock held) once
+    deadlocked the handler, which redrew the line to show "stopping"."""
+    done = subprocess.run([sys.executable, "-c", SIGNAL_WHILE_DRAWING], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [str(int(signal.SIGTERM)), "stopping"]
+
+
 def test_ignored_signal_stays_ignored():
     previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:

@@ -205,6 +205,7 @@ SOLVING = "import numpy as np\nimport pyomo.environ as pyo\n" + inspect.getsourc
         instance = market_split()
         outcome = solve_instance(instance, sys.argv[1], SolverOptions(time_limit=3000, threads=1, budget=budget))
     print(json.dumps({"termination": outcome.termination, "objective": outcome.objective, "signal": budget.signal}))
+    print(outcome.message, file=sys.stderr)
     """)
 
 
@@ -260,7 +261,7 @@ def test_a_signal_ends_the_solve_with_its_incumbent_and_leaves_nothing(solver, s
     result = json.loads(out.strip().splitlines()[-1])
     assert result == {"termination": "interrupted", "objective": result["objective"],
                       "signal": int(getattr(signal, signals[-1]))}, result
-    assert result["objective"] is not None
+    assert result["objective"] is not None, errors
     assert os.listdir(temp) == [], "temporary files were left behind"
     assert _solving_processes(temp) == [], "a solver process outlived the solve"
 

@@ -44,7 +44,9 @@ from odtk.solvers.registry import SolverSpec, parameter_error
 from odtk.solvers.standard_form import FEASIBILITY_TOLERANCE, StandardForm, model_violation
 
 BACKEND = "cbc"
-STOP_WAIT = 1.0  # seconds CBC has, after the first SIGINT, to write its solution and end
+# seconds CBC has, after the first SIGINT, to write its solution and end (it takes 0.2-0.5 s on a
+# loaded 2-core machine; 1 s once ran out under a full test run's load, its solution lost)
+STOP_WAIT = 5.0
 PROBE_SECONDS = 5.0  # seconds CBC has to answer ``-quit`` (it takes milliseconds)
 # CBC's reply to a parameter it does not have or a value it refuses, as it reads its command line
 # (recent builds; CBC 2.10 says "No match for")
