@@ -87,3 +87,11 @@ lock-one:
 
 clean:
 	rm -rf $(VENV) $(LATEST) $(LOCK_VENV) build *.egg-info
+
+# The documentation site, docs/_build/html, with every warning an error: the tools of
+# docs/requirements.txt (Python 3.11+) in the test environment, where every solver module imports.
+.PHONY: docs
+docs: $(VENV)/.odtk-test docs/requirements.txt
+	@$(BIN)/python -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "odtk: make docs needs Python 3.11+ (Sphinx 9): name one as PYTHON=..." >&2; exit 1; }
+	$(PIP) install --quiet $(CONSTRAIN) -r docs/requirements.txt
+	$(BIN)/sphinx-build -W --keep-going -b html docs docs/_build/html
