@@ -7,6 +7,8 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parent
 sys.path.insert(0, str(DOCS / "_ext"))
 
+from sphinx.util import logging  # noqa: E402
+
 import odtk  # noqa: E402  (after the path: the installed or the checked-out package)
 
 project = "odtk"
@@ -53,5 +55,14 @@ def _skip_foreign(app, what, name, obj, skip, options):
     return None
 
 
+def _check_public_names(app):
+    """Warn (an error under ``-W``) about a name of ``odtk.__all__`` the API page leaves out."""
+    listed = (DOCS / "api" / "index.rst").read_text(encoding="utf-8")
+    missing = [name for name in odtk.__all__ if f"odtk.{name}\n" not in listed]
+    if missing:
+        logging.getLogger(__name__).warning("docs/api/index.rst does not list odtk.%s", ", odtk.".join(missing))
+
+
 def setup(app):
     app.connect("autodoc-skip-member", _skip_foreign)
+    app.connect("builder-inited", _check_public_names)
