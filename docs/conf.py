@@ -39,7 +39,6 @@ numpydoc_class_members_toctree = False
 # Markdown pages (the guide, the papers, DATASETS.md): GitHub-style anchors for headings,
 # so links written for GitHub (`file.md#a-heading`) resolve in the site as well.
 myst_heading_anchors = 3
-myst_enable_extensions = ["dollarmath"]
 
 html_theme = "furo"
 html_title = f"odtk {release}"
