@@ -166,7 +166,10 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         encoded = self._encoded(X)
         proba = np.empty((len(encoded), len(self.classes_)))
         for key, rows in _exits(self.graph_, encoded).items():
-            proba[rows] = self.exit_weights(key) / self.exit_weights(key).sum()
+            weights = self._exit_weights[key]
+            if weights.sum() <= 0:  # no training weight: the exit's own class
+                weights = np.eye(len(self.classes_))[self._position[self.graph_.graph.nodes[key[1]]["label"]]]
+            proba[rows] = weights / weights.sum()
         return proba
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
@@ -218,8 +221,8 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         return sum(1 for _, attrs in self.graph_.graph.nodes(data=True) if "label" in attrs)
 
     def exit_weights(self, exit: Exit) -> np.ndarray:
-        """The weighted training samples per class (``classes_``) that left through ``exit``; an
-        exit no weight took: 1 for its own class."""
+        """The weighted training samples per class (``classes_``) that left through ``exit``, an
+        arc ``(last test, leaf)`` (``(None, root)`` when the root is a leaf)."""
         check_is_fitted(self)
         return self._exit_weights[exit]
 
@@ -245,14 +248,9 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         return frame.set_axis(self._frame_columns(), axis=1).infer_objects()
 
     def _exit_masses(self, encoded: np.ndarray, y_index: np.ndarray, mass: np.ndarray) -> dict[Exit, np.ndarray]:
-        """Weighted class counts per exit; an exit no weight took: 1 for its own class."""
-        table = {}
-        for key, rows in _exits(self.graph_, encoded).items():
-            counts = np.bincount(y_index[rows], weights=mass[rows], minlength=len(self.classes_))
-            if counts.sum() <= 0:
-                counts = np.eye(len(self.classes_))[self._position[self.graph_.graph.nodes[key[1]]["label"]]]
-            table[key] = counts
-        return table
+        """Weighted class counts per exit."""
+        return {key: np.bincount(y_index[rows], weights=mass[rows], minlength=len(self.classes_))
+                for key, rows in _exits(self.graph_, encoded).items()}
 
     def _importances(self, reached: dict, arcs: dict, y_index: np.ndarray, mass: np.ndarray) -> np.ndarray:
         """Weighted Gini decrease per test, shared among its input features, normalised."""

@@ -107,9 +107,11 @@ def _branches(estimator: SolvedClassifier, node: Any, names: list[str], decimals
         return _hyperplane(attrs, encoder, names, decimals, child)
     if "subset" in attrs:
         feature = _feature_of(encoder, attrs["subset"][0])
-        if encoder.kinds_[feature] != "categorical":
-            text = encoder.subset_text(list(attrs["subset"])).replace(feature, rename[feature], 1)
-            return [(text, child[True]), (f"not ({text})", child[False])]
+        if encoder.kinds_[feature] != "categorical":  # bins of a number, or 0/1: the others are the rest
+            others = [j for j in encoder.groups_[feature] if j not in set(attrs["subset"])]
+            texts = [encoder.subset_text(list(columns)).replace(feature, rename[feature], 1)
+                     for columns in (attrs["subset"], others)]
+            return [(texts[0], child[True]), (texts[1], child[False])]
         values = ", ".join(str(encoder.params_[feature][j - encoder.groups_[feature][0]]) for j in attrs["subset"])
         return [(f"{rename[feature]} in {{{values}}}", child[True]),
                 (f"{rename[feature]} not in {{{values}}}", child[False])]
@@ -146,6 +148,12 @@ def _hyperplane(attrs: dict, encoder: Any, names: list[str], decimals: int, chil
               else f"[{names[owner[j]]} == {encoder.columns_[j].split('=', 1)[1]}]" for j in np.flatnonzero(weights)}
     if len(labels) == 1:  # w·x >= b with |w| = 1: x >= b, or x <= -b
         ((j, label),) = labels.items()
+        kind = encoder.kinds_[features[owner[j]]]
+        if kind != "numeric" and (weights[j] * 0 >= threshold) != (weights[j] >= threshold):  # 0/1 apart
+            zero, one = child[bool(weights[j] * 0 >= threshold)], child[bool(weights[j] >= threshold)]
+            if kind == "binary":
+                return [(f"{label} <= {0.5:.{decimals}f}", zero), (f"{label} >  {0.5:.{decimals}f}", one)]
+            return [(label[1:-1].replace(" == ", " != "), zero), (label[1:-1], one)]
         if weights[j] > 0:
             return [(f"{label} <  {threshold:.{decimals}f}", child[False]),
                     (f"{label} >= {threshold:.{decimals}f}", child[True])]
