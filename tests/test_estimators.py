@@ -27,7 +27,13 @@ TIES = ("equally optimal trees tie, and which one the solver returns depends on 
         "weights and repeated rows give the same optimal objective, not always the same tree")
 BINS = (f"{TIES}; and the quantile thresholds (bins) are fitted on the rows, unweighted, so repeated "
         "rows can move them")
+SPLIT_IS_FREE = ("with class_weight {0: 1000, others: 1e-4} the diagram optimal on the training rows still "
+                 "splits (ODD's alpha charges nothing for the first decision node, and the check regularises "
+                 "scikit-learn's own trees with min_weight_fraction_leaf, which a diagram has no counterpart "
+                 "for): it predicts class 0 on 90-92% of the training rows but 78-84% of the test rows, "
+                 "below the check's 87%")
 EXPECTED_FAILED_CHECKS = {
+    OptimalDiagramClassifier: {"check_class_weight_classifiers": SPLIT_IS_FREE},
     OptimalTreeClassifier: {"check_sample_weight_equivalence_on_dense_data": BINS,
                             "check_sample_weight_equivalence_on_sparse_data": BINS},  # made dense: the same
     CategoricalTreeClassifier: {"check_sample_weight_equivalence_on_dense_data": BINS,
