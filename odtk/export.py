@@ -49,6 +49,9 @@ def export_text(estimator: SolvedClassifier, *, feature_names: Any = None, class
     str
         The report, one line per branch and leaf.
     """
+    if not isinstance(estimator, SolvedClassifier):
+        raise TypeError(f"odtk.export_text prints a fitted odtk estimator, not {type(estimator).__name__}; "
+                        "for scikit-learn's trees use sklearn.tree.export_text.")
     check_is_fitted(estimator)
     names = _names(estimator, feature_names)
     classes = list(estimator.classes_ if class_names is None else class_names)

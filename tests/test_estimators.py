@@ -400,6 +400,8 @@ def test_export_text_prints_as_scikit_learn_does():
     assert odtk.export_text(ours, class_names=["a", "b", "c"]) == export_text(cart, class_names=["a", "b", "c"])
     with pytest.raises(ValueError, match="feature_names must contain 4 elements, got 2"):
         odtk.export_text(ours, feature_names=["a", "b"])
+    with pytest.raises(TypeError, match="for scikit-learn's trees use sklearn.tree.export_text"):
+        odtk.export_text(cart)
 
 
 def test_export_text_of_categories_subsets_and_hyperplanes(mixed_frame):
