@@ -110,7 +110,7 @@ class SolvedClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = True  # made dense (odtk.datasets.inputs.dense)
         return tags
 
-    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> "SolvedClassifier":
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> SolvedClassifier:
         """Learn the model on ``(X, y)``, each row weighted by ``sample_weight`` times its class's
         ``class_weight`` in the objective.
 

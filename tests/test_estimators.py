@@ -405,7 +405,7 @@ def test_export_text_prints_as_scikit_learn_does():
 
 
 def test_export_text_of_categories_subsets_and_hyperplanes(mixed_frame):
-    X, y = mixed_frame
+    _, y = mixed_frame
     tree, diagram, categorical = _fitted_estimators(mixed_frame)
     for clf in (tree, diagram, categorical):
         text = odtk.export_text(clf, show_weights=True)
