@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.utils import Tags, check_random_state
+from sklearn.utils import Tags
 from sklearn.utils.class_weight import compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
@@ -60,7 +60,7 @@ def seed_of(random_state: Any) -> int | None:
                               f"got {random_state!r}.")
         return int(random_state)
     if isinstance(random_state, np.random.RandomState):
-        return int(check_random_state(random_state).randint(MAX_SEED))
+        return int(random_state.randint(MAX_SEED))
     raise ConfigError(f"random_state must be None, a RandomState or a whole number from 0 to {MAX_SEED}; "
                       f"got {random_state!r}.")
 
