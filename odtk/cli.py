@@ -266,7 +266,7 @@ def _solve_and_show(budget, model, dataset, csv_path, target, categorical_column
     given.update(_extra_options(extra_options))
     result = api.solve(
         model, data, depth=depth, skeleton=skeleton, solver=solver, budget=budget,
-        mip_gap=gap, threads=threads, seed=seed, log=log, handoff=handoff,
+        mip_gap=gap, threads=threads, seed=seed, verbose=log, handoff=handoff,
         thresholds=thresholds or "auto", max_thresholds=max_thresholds,
         warm_start=_warm_start(warm_start, api.WARM_STARTS), positive_class=positive_class, **given)
     budget.progress.close()

@@ -142,7 +142,7 @@ def test_depth_cap_too_small_is_a_clear_error():
 
 def test_estimator_and_cli():
     X, y = _consistent_data(11, rows=20, features=4)
-    clf = OptimalTreeClassifier(model="sat-size", depth=None).fit(X, y)
+    clf = OptimalTreeClassifier(model="sat-size", max_depth=None).fit(X, y)
     assert clf.score(X, y) == 1.0
     out = CliRunner().invoke(main, ["solve", "--model", "sat-depth", "--dataset", "consistent/iris",
                                     "--solver", "glucose4"])

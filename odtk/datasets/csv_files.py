@@ -15,7 +15,6 @@ import csv
 import io
 import os
 import re
-import warnings
 from collections.abc import Hashable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +24,7 @@ import numpy as np
 from odtk.datasets.adapters import Dataset, Table, from_dataframe, preview_names
 from odtk.exceptions import DataError, OdtkWarning
 from odtk.files import read_regular
+from odtk.warn import warn
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -253,13 +253,12 @@ def _read_thousands(columns: dict[str, np.ndarray], texts: dict[str, Sequence[st
         if any("." in text or text.count(",") > 1 for text in present) or _decimal_point(columns, texts):
             if numbers.dtype.kind in "iuf":
                 columns[name] = numbers
-                warnings.warn(f"Column {name!r} of CSV file '{path}' is read as numbers written with thousands "
-                              f"separators ({example!r} as {example.replace(',', '')}).", OdtkWarning, stacklevel=2)
+                warn(f"Column {name!r} of CSV file '{path}' is read as numbers written with thousands "
+                     f"separators ({example!r} as {example.replace(',', '')}).", OdtkWarning)
         else:
-            warnings.warn(f"Column {name!r} of CSV file '{path}' is read as text (categories): its values, such "
-                          f"as {example!r}, may be numbers with thousands separators or with decimal commas; "
-                          "write them without separators (1500, or 1.5) to use them as numbers.", OdtkWarning,
-                          stacklevel=2)
+            warn(f"Column {name!r} of CSV file '{path}' is read as text (categories): its values, such "
+                 f"as {example!r}, may be numbers with thousands separators or with decimal commas; "
+                 "write them without separators (1500, or 1.5) to use them as numbers.", OdtkWarning)
 
 
 def _decimal_point(columns: dict[str, np.ndarray], texts: dict[str, Sequence[str]]) -> bool:
