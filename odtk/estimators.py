@@ -38,8 +38,11 @@ def _whole(name: str, value: Any, low: int) -> None:
 
 
 class OptimalTreeClassifier(SolvedClassifier):
-    """An optimal decision tree learned by a MILP formulation (FlowOCT by default) or by the
-    CP paper's search (``model="cp"``).
+    """An optimal decision tree learned by a MILP formulation or by the CP paper's search
+    (``model="cp"``).
+
+    ``model="auto"`` (the default) is FlowOCT, the strongest of the tree MILPs, or OCT when
+    ``min_samples_leaf`` is above 1 (FlowOCT cannot count a leaf's rows; OCT can).
 
     ``max_depth`` (default 2) is the tree's depth (``depth`` in :func:`odtk.solve`). ``time_limit``
     (60 s unless told; None for no limit) covers the whole fit, which returns the best model found
@@ -72,7 +75,7 @@ class OptimalTreeClassifier(SolvedClassifier):
     tag (two leaves).
     """
 
-    def __init__(self, model: str = "flowoct", max_depth: int | None = 2, solver: str | None = None,
+    def __init__(self, model: str = "auto", max_depth: int | None = 2, solver: str | None = None,
                  lam: float = 0.0, min_samples_leaf: int = 1, class_weight: dict | str | None = None,
                  time_limit: float | None = DEFAULT_TIME_LIMIT, mip_gap: float | None = None,
                  n_jobs: int | None = None, random_state: Any = None, verbose: bool = False,
@@ -98,26 +101,32 @@ class OptimalTreeClassifier(SolvedClassifier):
         tags.classifier_tags.poor_score = self.max_depth is not None and self.max_depth < 2  # ≤ 2 leaves
         return tags
 
-    def _options(self) -> dict[str, Any]:
-        """The model's own options for ``lam`` and ``min_samples_leaf``."""
+    def _model(self) -> str:
+        """The model fitted: ``model``, with ``"auto"`` resolved (see the class docstring)."""
         _whole("min_samples_leaf", self.min_samples_leaf, 1)
+        if self.model == "auto":
+            return "flowoct" if self.min_samples_leaf == 1 else "oct"
+        return self.model
+
+    def _options(self, model: str) -> dict[str, Any]:
+        """``model``'s own options for ``lam`` and ``min_samples_leaf``."""
         options = {}
-        if "lam" in api.model_options(self.model) or self.lam != 0.0:  # unknown and set: odtk.solve says why
+        if "lam" in api.model_options(model) or self.lam != 0.0:  # unknown and set: odtk.solve says why
             options["lam"] = self.lam
-        if self.model in LEAF_OPTION:
-            options[LEAF_OPTION[self.model]] = int(self.min_samples_leaf)
+        if model in LEAF_OPTION:
+            options[LEAF_OPTION[model]] = int(self.min_samples_leaf)
         elif self.min_samples_leaf != 1:
-            raise ConfigError(f"Model {self.model!r} cannot bound a leaf's samples; min_samples_leaf="
-                              f"{self.min_samples_leaf} needs model='cp' or model='oct' (or min_samples_leaf=1).")
+            raise ConfigError(f"Model {model!r} cannot bound a leaf's samples; min_samples_leaf="
+                              f"{self.min_samples_leaf} needs model='cp', 'oct' or 'auto' (or min_samples_leaf=1).")
         return options
 
     def _solve(self, frame: pd.DataFrame, y: np.ndarray, sample_weight: np.ndarray | None) -> SolveResult:
-        options = self._options()
+        model = self._model()
         return api.solve(
-            self.model, (frame, y), depth=self.max_depth, solver=self.solver, **self._settings(),
+            model, (frame, y), depth=self.max_depth, solver=self.solver, **self._settings(),
             thresholds=self.thresholds, max_thresholds=self.max_thresholds,
-            warm_start=self.initial_tree if api.takes_warm_start(self.model) else None,
-            sample_weight=sample_weight, **options)
+            warm_start=self.initial_tree if api.takes_warm_start(model) else None,
+            sample_weight=sample_weight, **self._options(model))
 
 
 class OptimalDiagramClassifier(SolvedClassifier):

@@ -294,9 +294,9 @@ def _leaf_sizes(clf, X) -> np.ndarray:
 
 def test_every_estimator_takes_scikit_learns_names(mixed_frame):
     X, y = mixed_frame
-    tree = OptimalTreeClassifier(model="oct", max_depth=3, random_state=0, min_samples_leaf=5,
-                                 class_weight="balanced", thresholds="quantiles", max_thresholds=4, time_limit=60)
-    tree.fit(X, y)
+    tree = OptimalTreeClassifier(max_depth=3, random_state=0, min_samples_leaf=5, class_weight="balanced",
+                                 thresholds="quantiles", max_thresholds=4, time_limit=60)
+    tree.fit(X, y)  # model="auto": OCT, which counts a leaf's rows
     assert tree.get_depth() <= 3 and _leaf_sizes(tree, X).min() >= 5
     assert tree.result_.hyperparameters["min_leaf"] == 5 and tree.result_.options["random_seed"] == 0
     search = OptimalTreeClassifier(model="cp", max_depth=3, random_state=0, min_samples_leaf=5,
@@ -310,8 +310,8 @@ def test_every_estimator_takes_scikit_learns_names(mixed_frame):
     categorical = CategoricalTreeClassifier(max_depth=3, random_state=0, class_weight="balanced", bins=3,
                                             n_jobs=1, time_limit=60).fit(X, y)
     assert categorical.result_.hyperparameters["skeleton"] == "depth-3"
-    with pytest.raises(ConfigError, match="min_samples_leaf=5 needs model='cp' or model='oct'"):
-        OptimalTreeClassifier(max_depth=3, min_samples_leaf=5).fit(X, y)
+    with pytest.raises(ConfigError, match="min_samples_leaf=5 needs model='cp', 'oct' or 'auto'"):
+        OptimalTreeClassifier(model="flowoct", max_depth=3, min_samples_leaf=5).fit(X, y)
     with pytest.raises(ConfigError, match="min_samples_leaf must be a whole number of at least 1"):
         OptimalTreeClassifier(model="cp", min_samples_leaf=0).fit(X, y)
     with pytest.raises(TypeError, match="depth"):
