@@ -57,7 +57,7 @@ test-latest:
 	$(LATEST)/bin/python -m pip install --quiet --no-deps -e .
 	$(LATEST)/bin/python tests/latest_requirements.py $(EXTRAS) > $(LATEST)/requirements.txt
 	$(LATEST)/bin/python -m pip install --quiet --upgrade -r $(LATEST)/requirements.txt
-	$(LATEST)/bin/python -m pip list 2>/dev/null | grep -i -E "^(highspy|pyomo|cbcbox|gurobipy|cplex|pyscipopt|python-sat|numpy|pandas|scipy|scikit-learn|numba|tqdm) "
+	$(LATEST)/bin/python -m pip list 2>/dev/null | grep -i -E "^(highspy|pyomo|cbcbox|gurobipy|cplex|pyscipopt|python-sat|numpy|pandas|scipy|networkx|scikit-learn|numba|llvmlite|tqdm|click|pyyaml|matplotlib|dask) "
 	$(LATEST)/bin/python -m pytest -q tests/test_solvers.py tests/test_agreement.py \
 		tests/test_benders.py tests/test_flowoct.py tests/test_oct.py tests/test_binoct.py \
 		tests/test_odd.py tests/test_categorical.py tests/test_sat_inference.py \
