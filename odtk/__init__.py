@@ -3,12 +3,14 @@
 Entry points: :func:`odtk.solve`, the estimators :class:`odtk.OptimalTreeClassifier`,
 :class:`odtk.CategoricalTreeClassifier` and :class:`odtk.OptimalDiagramClassifier`, and the
 ``odtk`` command line; :func:`odtk.plot_tree` draws a learned model with matplotlib.
+``odtk.__version__`` is the installed version (``odtk --version``).
 """
 from typing import TYPE_CHECKING
 
 from odtk import _lazy
 
 if TYPE_CHECKING:
+    from odtk._version import __version__
     from odtk.api import available_models, solve
     from odtk.estimators import CategoricalTreeClassifier, OptimalDiagramClassifier, OptimalTreeClassifier
     from odtk.plotting import plot_tree
@@ -17,8 +19,8 @@ if TYPE_CHECKING:
 
 __all__ = ["CategoricalTreeClassifier", "OptimalDiagramClassifier", "OptimalTreeClassifier", "SolveResult", "available_models",
            "available_solvers", "plot_tree", "solve"]
-__version__ = "0.1.0"
 __getattr__, __dir__ = _lazy.lazy_exports(__name__, {
+    "odtk._version": ("__version__",),
     "odtk.api": ("available_models", "solve"),
     "odtk.estimators": ("CategoricalTreeClassifier", "OptimalDiagramClassifier", "OptimalTreeClassifier"),
     "odtk.plotting": ("plot_tree",),
