@@ -61,7 +61,7 @@ test-latest:
 	$(LATEST)/bin/python -m pytest -q -n auto --dist loadfile tests/test_solvers.py tests/test_agreement.py \
 		tests/test_benders.py tests/test_flowoct.py tests/test_oct.py tests/test_binoct.py \
 		tests/test_odd.py tests/test_categorical.py tests/test_sat_inference.py \
-		tests/test_warm_start.py tests/test_solver_faults.py tests/test_numerical_safety.py
+		tests/test_warm_start.py tests/test_solver_faults.py tests/test_numerical_safety.py tests/test_version.py
 
 # Each lock from a fresh resolution of pyproject.toml's ranges (with every extra) on its Python.
 lock:
