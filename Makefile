@@ -49,7 +49,7 @@ test: $(VENV)/.odtk-test
 	$(BIN)/python -m pytest -q -n auto --dist loadfile --durations=15
 
 # The newest release of every dependency, upper bounds dropped (lower bounds kept), then the
-# tests that run every solver and the agreement harness. Not part of CI.
+# tests that run every solver and the agreement harness, a worker per core. Not part of CI.
 test-latest:
 	rm -rf $(LATEST)
 	$(PYTHON) -m venv $(LATEST)
@@ -57,11 +57,11 @@ test-latest:
 	$(LATEST)/bin/python -m pip install --quiet --no-deps -e .
 	$(LATEST)/bin/python tests/latest_requirements.py $(EXTRAS) > $(LATEST)/requirements.txt
 	$(LATEST)/bin/python -m pip install --quiet --upgrade -r $(LATEST)/requirements.txt
-	$(LATEST)/bin/python -m pip list 2>/dev/null | grep -i -E "^(highspy|pyomo|cbcbox|gurobipy|cplex|pyscipopt|python-sat|numpy|pandas|scipy|scikit-learn|numba|tqdm) "
-	$(LATEST)/bin/python -m pytest -q tests/test_solvers.py tests/test_agreement.py \
+	$(LATEST)/bin/python -m pip list 2>/dev/null | grep -i -E "^(highspy|pyomo|cbcbox|gurobipy|cplex|pyscipopt|python-sat|numpy|pandas|scipy|networkx|scikit-learn|numba|llvmlite|tqdm|click|pyyaml|matplotlib|dask) "
+	$(LATEST)/bin/python -m pytest -q -n auto --dist loadfile tests/test_solvers.py tests/test_agreement.py \
 		tests/test_benders.py tests/test_flowoct.py tests/test_oct.py tests/test_binoct.py \
 		tests/test_odd.py tests/test_categorical.py tests/test_sat_inference.py \
-		tests/test_warm_start.py tests/test_solver_faults.py tests/test_numerical_safety.py
+		tests/test_warm_start.py tests/test_solver_faults.py tests/test_numerical_safety.py tests/test_version.py
 
 # Each lock from a fresh resolution of pyproject.toml's ranges (with every extra) on its Python.
 lock:

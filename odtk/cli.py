@@ -83,6 +83,7 @@ def _signals_raise() -> Iterator[None]:
 
 
 @click.group(cls=OdtkGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="odtk", prog_name="odtk", message="%(prog)s %(version)s")
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
 @click.pass_context
 def main(ctx: click.Context, debug: bool) -> None:
