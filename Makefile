@@ -81,7 +81,7 @@ lock-one:
 	$(LOCK_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(LOCK_VENV)/bin/python -m pip install --quiet ".[$(EXTRAS)]"
 	{ echo "# The exact versions make run / make test install on Python $(PY_VERSION) (pip install -c $(LOCK))."; \
-	  echo "# Written by 'make lock' from the ranges in pyproject.toml; see README.md, Dependencies."; \
+	  echo "# Written by 'make lock' from the ranges in pyproject.toml; see docs/developer/dependencies.md."; \
 	  $(LOCK_VENV)/bin/python -m pip freeze --all | grep -v -i -E "^(odtk|setuptools|wheel)[= @]"; } > $(LOCK)
 	rm -rf $(LOCK_VENV)
 
