@@ -255,14 +255,17 @@ def _typed(texts: np.ndarray) -> np.ndarray:
     if not len(texts):
         return np.array([], dtype=str)
     codes, uniques = pd.factorize(texts)
-    gone = np.fromiter((text in MISSING for text in uniques), bool, len(uniques))
+    numbers = _numbers(uniques)
+    if numbers is not None:  # the usual column: every value a number, none missing
+        return numbers[codes] if len(pd.unique(numbers)) == len(uniques) else texts
+    gone = pd.Index(uniques).isin(MISSING)
     missing = gone[codes] if gone.any() else None
     present = uniques[~gone]
-    if present.size and all(text in BOOLEANS for text in present):
+    if present.size and pd.Index(present).isin(BOOLEANS).all():
         flags = np.array([BOOLEANS.get(text, False) for text in uniques])
         return flags[codes] if missing is None else _blank(flags.astype(object)[codes], missing)
     numbers = _numbers(present)
-    if numbers is None or len(np.unique(numbers)) != len(present):  # "01" and "1": two labels, as text
+    if numbers is None or len(pd.unique(numbers)) != len(present):  # "01" and "1": two labels, as text
         return texts if missing is None else _blank(texts.copy(), missing)
     if missing is None:
         return numbers[codes]
