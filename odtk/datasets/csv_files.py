@@ -19,11 +19,12 @@ import re
 import warnings
 from collections.abc import Hashable, Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from odtk.datasets.adapters import Dataset, Table, from_dataframe, preview_names
+from odtk.datasets.encoders import MAX_CATEGORIES
 from odtk.exceptions import DataError, OdtkWarning
 from odtk.files import read_regular
 
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
 
 BOMS = ((codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 BLANK = " \t\r\n"  # a line of only these (but the separator) is blank: pandas skips it
+NON_BLANK = re.compile(r"[^ \t\r\n]")
 DELIMITERS = ",;\t| "  # the separators read_csv detects
 BOOLEANS = {text: value for value in (True, False) for text in (str(value), str(value).upper(), str(value).lower())}
 # the values a CSV reader takes as missing (pandas' defaults)
@@ -65,8 +67,11 @@ def _decode(raw: bytes, path: Path) -> str:
 
 def _header(text: str) -> tuple[int, str]:
     """The first non-blank line of ``text`` and its number."""
-    return next((number, line) for number, line in enumerate(io.StringIO(text, newline=""), 1)
-                if line.strip(BLANK))
+    first = NON_BLANK.search(text)
+    start = max(text.rfind("\n", 0, first.start()), text.rfind("\r", 0, first.start())) + 1 if first else 0
+    end = min((k for k in (text.find("\n", start), text.find("\r", start)) if k >= 0), default=len(text))
+    before = text[:start]
+    return before.count("\n") + before.count("\r") - before.count("\r\n") + 1, text[start:end]
 
 
 def _separator(text: str) -> str:
@@ -101,15 +106,15 @@ def _quoting_error(path: Path, line: int, problem: str) -> DataError:
                      "with a separator, quote or line break must be in double quotes, with its quotes doubled.")
 
 
-def _records(text: str, sep: str, path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The line of ``text`` on which each record (a line, or several joined by a quoted line
+def _records(text: bytes, sep: str, path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The line of ``text`` (UTF-8) on which each record (a line, or several joined by a quoted line
     break) starts, whether it is blank (pandas skips it) and its number of fields.
 
     Refuses quotes placed where pandas and the csv module would read them differently: a
     quote opens a value (after a separator or a line break) and closes it (before one),
     inside a quoted value it is doubled, and every quoted value ends.
     """
-    data = np.frombuffer(text.encode(), np.uint8)
+    data = np.frombuffer(text, np.uint8)
     quotes = np.flatnonzero(data == ord('"'))
     breaks = np.flatnonzero(data == ord("\n"))
     lone = np.flatnonzero(data == ord("\r"))
@@ -161,35 +166,59 @@ def _named(header: list[str], path: Path) -> list[str]:
     return header
 
 
-def _split(text: str, sep: str, path: Path) -> tuple[list[str], list[np.ndarray], np.ndarray]:
-    """The header, the columns (texts; blank lines skipped) and the line on which each data row
-    starts, split by pandas' C parser; refuses rows with more or fewer fields than the header."""
+def _split(text: str, sep: str, path: Path) -> tuple[list[str], pd.DataFrame, np.ndarray]:
+    """The header, the rows as pandas' C parser reads them (columns numbered; blank lines skipped,
+    every value kept as written but numbers and booleans) and the line on which each row starts;
+    refuses rows with more or fewer fields than the header."""
     import pandas as pd
 
     plain = '"' not in text and text.count("\r") == text.count("\r\n")
-    records = None if plain else _records(text, sep, path)
+    data = text.encode()
+    records = None if plain else _records(data, sep, path)
     try:
-        frame = pd.read_csv(io.StringIO(text), sep=sep, header=None, dtype=object, na_filter=False,
-                            engine="c", skip_blank_lines=True)
+        header = list(_read(data, sep, header=None, nrows=1, dtype=object).iloc[0])
+        frame = _read(data, sep, header=0, names=range(len(_named(header, path))), index_col=False)
     except pd.errors.ParserError as exc:
         raise _ragged(str(exc), records, sep, path) from None
     except (ValueError, pd.errors.EmptyDataError) as exc:
+        if isinstance(exc, DataError):
+            raise
         raise DataError(f"Cannot parse CSV file '{path}' ({exc}); save it as plain CSV with one header row.") \
             from None
-    header = _named(list(frame.iloc[0]), path)
-    columns = [frame[k].to_numpy()[1:] for k in frame.columns]
     lines = text.count("\n") + (not text.endswith("\n"))
-    if plain and lines == len(frame) and text.count(sep) == (len(header) - 1) * lines:
-        return header, columns, np.arange(2, lines + 1, dtype=np.int64)  # no blank, short or quoted line
-    starts, blank, fields = records if records is not None else _records(text, sep, path)
+    if plain and lines == len(frame) + 1 and text.count(sep) == (len(header) - 1) * lines:
+        return header, frame, np.arange(2, lines + 1, dtype=np.int64)  # no blank, short or quoted line
+    starts, blank, fields = records if records is not None else _records(data, sep, path)
     starts, fields = starts[~blank], fields[~blank]
-    if len(starts) != len(frame):
+    if len(starts) != len(frame) + 1:
         raise _quoting_error(path, 1, "its records and pandas' rows disagree")
     short = np.flatnonzero(fields != len(header))
     if short.size:
         raise _ragged(f"Expected {len(header)} fields in line {starts[short[0]]}, saw {fields[short[0]]}", None,
                       sep, path)
-    return header, columns, starts[1:].astype(np.int64)
+    return header, frame, starts[1:].astype(np.int64)
+
+
+def _read(text: bytes, sep: str, **options: Any) -> pd.DataFrame:
+    """``pandas.read_csv`` of ``text`` (UTF-8) by the C parser, without turning words into missing
+    values."""
+    import pandas as pd
+
+    return pd.read_csv(io.BytesIO(text), sep=sep, na_filter=False, engine="c", skip_blank_lines=True, **options)
+
+
+def _texts(text: bytes, sep: str, frame: pd.DataFrame) -> dict[int, np.ndarray]:
+    """The columns of ``frame`` typed from their texts by :func:`_typed`: those pandas reads as
+    neither numbers nor booleans, and the numbers of at most MAX_CATEGORIES distinct values (class
+    labels and categories, whose texts ``01`` and ``1`` stay apart), read as text again."""
+    import pandas as pd
+
+    texts = {k: frame[k].to_numpy(dtype=object) for k in frame.columns if frame[k].dtype.kind not in "iufb"}
+    few = [k for k in frame.columns if frame[k].dtype.kind in "iuf" and len(pd.unique(frame[k])) <= MAX_CATEGORIES]
+    if few:
+        again = _read(text, sep, header=0, names=frame.columns, index_col=False, usecols=few, dtype=object)
+        texts.update({k: again[k].to_numpy(dtype=object) for k in few})
+    return texts
 
 
 def _ragged(message: str, records: tuple[np.ndarray, ...] | None, sep: str, path: Path) -> DataError:
@@ -235,9 +264,10 @@ def read_table(path: str | os.PathLike, sep: str | None = None) -> Table:
     if len(sep) != 1:
         raise DataError(f"The separator must be one character, got {sep!r}; pass e.g. ',' or ';'.")
     _check_size(text, sep, path)
-    header, texts, lines = _split(text, sep, path)
-    columns = {name: _typed(values) for name, values in zip(header, texts)}
-    _read_thousands(columns, dict(zip(header, texts)), path)
+    header, frame, lines = _split(text, sep, path)
+    texts = {header[k]: values for k, values in _texts(text.encode(), sep, frame).items()}
+    columns = {name: _typed(texts[name]) if name in texts else frame[k].to_numpy() for k, name in enumerate(header)}
+    _read_thousands(columns, texts, path)
     return Table(columns, len(lines), lines, "line")
 
 
@@ -310,8 +340,9 @@ def _read_thousands(columns: dict[str, np.ndarray], texts: dict[str, np.ndarray]
 
 
 def _decimal_point(columns: dict[str, np.ndarray], texts: dict[str, np.ndarray]) -> bool:
-    """Whether a float column of the file has decimals written with a point."""
-    return any(values.dtype.kind == "f" and any("." in text for text in texts[name])
+    """Whether a float column of the file has decimals written with a point (a column without
+    ``texts`` was read by pandas, whose decimal mark is the point)."""
+    return any(values.dtype.kind == "f" and (name not in texts or any("." in text for text in texts[name]))
                for name, values in columns.items())
 
 
