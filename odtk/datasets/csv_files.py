@@ -213,11 +213,13 @@ def _texts(text: bytes, sep: str, frame: pd.DataFrame) -> dict[int, np.ndarray]:
     labels and categories, whose texts ``01`` and ``1`` stay apart), read as text again."""
     import pandas as pd
 
-    texts = {k: frame[k].to_numpy(dtype=object) for k in frame.columns if frame[k].dtype.kind not in "iufb"}
-    few = [k for k in frame.columns if frame[k].dtype.kind in "iuf" and len(pd.unique(frame[k])) <= MAX_CATEGORIES]
-    if few:
-        again = _read(text, sep, header=0, names=frame.columns, index_col=False, usecols=few, dtype=object)
-        texts.update({k: again[k].to_numpy(dtype=object) for k in few})
+    texts = {k: frame[k].to_numpy(dtype=object) for k in frame.columns
+             if frame[k].dtype.kind not in "iufb" and pd.api.types.infer_dtype(frame[k], skipna=False) == "string"}
+    again = [k for k in frame.columns if k not in texts and (frame[k].dtype.kind not in "iufb" or (  # 10**20: int
+        frame[k].dtype.kind != "b" and len(pd.unique(frame[k])) <= MAX_CATEGORIES))]
+    if again:
+        read = _read(text, sep, header=0, names=frame.columns, index_col=False, usecols=again, dtype=object)
+        texts.update({k: read[k].to_numpy(dtype=object) for k in again})
     return texts
 
 
@@ -241,10 +243,12 @@ def read_table(path: str | os.PathLike, sep: str | None = None) -> Table:
     ``sep=None`` detects the separator (comma if unsure).
 
     Values are kept as written: a column is numeric (int64, or float64) only if every value
-    is a number in decimal or scientific notation (or ``inf``) and no two different texts are
-    the same number (class labels ``01`` and ``1`` stay two classes), boolean if every value is
-    True or False (any case), else text. Empty fields and pandas' missing-value words (``NA``,
-    ``nan``, ``NULL``, …) are missing: NaN, or None in a text column.
+    is a number in decimal or scientific notation (or ``inf``) and, when it holds at most
+    ``MAX_CATEGORIES`` (1,000) distinct numbers, no two different texts are the same number
+    (class labels ``01`` and ``1``, or ``1.0`` and ``1``, stay two classes; a column of more
+    distinct numbers can only be a numeric feature), boolean if every value is ``True`` or
+    ``False`` (or in upper or lower case), else text. Empty fields and pandas' missing-value
+    words (``NA``, ``nan``, ``NULL``, …) are missing: NaN.
 
     The file is UTF-8, or UTF-8 / UTF-16 with a byte-order mark, and may be gzip-compressed.
     The table's labels are the line of the file on which each row starts (``label_name``
