@@ -166,29 +166,28 @@ def _named(header: list[str], path: Path) -> list[str]:
     return header
 
 
-def _split(text: str, sep: str, path: Path) -> tuple[list[str], pd.DataFrame, np.ndarray]:
-    """The header, the rows as pandas' C parser reads them (columns numbered; blank lines skipped,
-    every value kept as written but numbers and booleans) and the line on which each row starts;
-    refuses rows with more or fewer fields than the header."""
+def _split(text: bytes, sep: str, path: Path) -> tuple[list[str], pd.DataFrame, np.ndarray]:
+    """The header, the rows of ``text`` (UTF-8) as pandas' C parser reads them (columns numbered;
+    blank lines skipped, every value kept as written but numbers and booleans) and the line on
+    which each row starts; refuses rows with more or fewer fields than the header."""
     import pandas as pd
 
-    plain = '"' not in text and text.count("\r") == text.count("\r\n")
-    data = text.encode()
-    records = None if plain else _records(data, sep, path)
+    plain = b'"' not in text and text.count(b"\r") == text.count(b"\r\n")
+    records = None if plain else _records(text, sep, path)
     try:
-        header = list(_read(data, sep, header=None, nrows=1, dtype=object).iloc[0])
-        frame = _read(data, sep, header=0, names=range(len(_named(header, path))), index_col=False)
+        header = list(_read(text, sep, header=None, nrows=1, dtype=object).iloc[0])
+        frame = _read(text, sep, header=0, names=range(len(_named(header, path))), index_col=False)
+    except DataError:
+        raise
     except pd.errors.ParserError as exc:
         raise _ragged(str(exc), records, sep, path) from None
     except (ValueError, pd.errors.EmptyDataError) as exc:
-        if isinstance(exc, DataError):
-            raise
         raise DataError(f"Cannot parse CSV file '{path}' ({exc}); save it as plain CSV with one header row.") \
             from None
-    lines = text.count("\n") + (not text.endswith("\n"))
-    if plain and lines == len(frame) + 1 and text.count(sep) == (len(header) - 1) * lines:
+    lines = text.count(b"\n") + (not text.endswith(b"\n"))
+    if plain and lines == len(frame) + 1 and text.count(sep.encode()) == (len(header) - 1) * lines:
         return header, frame, np.arange(2, lines + 1, dtype=np.int64)  # no blank, short or quoted line
-    starts, blank, fields = records if records is not None else _records(data, sep, path)
+    starts, blank, fields = records if records is not None else _records(text, sep, path)
     starts, fields = starts[~blank], fields[~blank]
     if len(starts) != len(frame) + 1:
         raise _quoting_error(path, 1, "its records and pandas' rows disagree")
@@ -213,17 +212,23 @@ def _texts(text: bytes, sep: str, frame: pd.DataFrame) -> dict[int, np.ndarray]:
     labels and categories, whose texts ``01`` and ``1`` stay apart), read as text again."""
     import pandas as pd
 
-    texts = {k: frame[k].to_numpy(dtype=object) for k in frame.columns
-             if frame[k].dtype.kind not in "iufb" and pd.api.types.infer_dtype(frame[k], skipna=False) == "string"}
-    again = [k for k in frame.columns if k not in texts and (frame[k].dtype.kind not in "iufb" or (  # 10**20: int
-        frame[k].dtype.kind != "b" and len(pd.unique(frame[k])) <= MAX_CATEGORIES))]
+    texts, again = {}, []
+    for k in frame.columns:
+        column = frame[k]
+        if column.dtype.kind == "b" or (column.dtype.kind in "iuf" and len(pd.unique(column)) > MAX_CATEGORIES):
+            continue  # pandas' booleans, or a numeric feature
+        if column.dtype.kind not in "iuf" and pd.api.types.infer_dtype(column, skipna=False) == "string":
+            texts[k] = column.to_numpy(dtype=object)
+        else:  # few numbers, or integers beyond 64 bits, which pandas keeps as Python ints
+            again.append(k)
     if again:
         read = _read(text, sep, header=0, names=frame.columns, index_col=False, usecols=again, dtype=object)
         texts.update({k: read[k].to_numpy(dtype=object) for k in again})
     return texts
 
 
-def _ragged(message: str, records: tuple[np.ndarray, ...] | None, sep: str, path: Path) -> DataError:
+def _ragged(message: str, records: tuple[np.ndarray, np.ndarray, np.ndarray] | None, sep: str,
+            path: Path) -> DataError:
     """pandas' message on a row with more (or fewer) fields than the header as a one-line
     DataError, at the line of the file where the row starts (pandas counts the lines of a quoted
     value as one)."""
@@ -268,8 +273,9 @@ def read_table(path: str | os.PathLike, sep: str | None = None) -> Table:
     if len(sep) != 1:
         raise DataError(f"The separator must be one character, got {sep!r}; pass e.g. ',' or ';'.")
     _check_size(text, sep, path)
-    header, frame, lines = _split(text, sep, path)
-    texts = {header[k]: values for k, values in _texts(text.encode(), sep, frame).items()}
+    data = text.encode()
+    header, frame, lines = _split(data, sep, path)
+    texts = {header[k]: values for k, values in _texts(data, sep, frame).items()}
     columns = {name: _typed(texts[name]) if name in texts else frame[k].to_numpy() for k, name in enumerate(header)}
     _read_thousands(columns, texts, path)
     return Table(columns, len(lines), lines, "line")
