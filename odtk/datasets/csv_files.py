@@ -3,10 +3,11 @@
 a validated :class:`~odtk.datasets.adapters.Dataset`.
 
 The text is decoded (UTF-8, or UTF-8 / UTF-16 with a byte-order mark), its separator detected,
-its size, width and quoting checked before pandas splits it, every field read as text; each
-column is then typed from its distinct texts (numbers, booleans, else text, with pandas'
-missing-value words missing). Every reading problem is a one-line
-:class:`~odtk.exceptions.DataError`.
+its size, width and quoting checked before pandas splits it. pandas' numbers and booleans are
+kept where texts cannot matter; other columns are typed from their distinct texts (numbers,
+booleans, else text, with pandas' missing-value words missing). Ragged rows and each row's line
+come from counts, or from a vectorised scan of the bytes when the file has quotes, blank lines
+or short rows. Every reading problem is a one-line :class:`~odtk.exceptions.DataError`.
 """
 from __future__ import annotations
 
