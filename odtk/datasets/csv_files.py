@@ -204,7 +204,10 @@ def _read(text: bytes, sep: str, **options: Any) -> pd.DataFrame:
     values."""
     import pandas as pd
 
-    return pd.read_csv(io.BytesIO(text), sep=sep, na_filter=False, engine="c", skip_blank_lines=True, **options)
+    with warnings.catch_warnings():  # fields beyond the header, which _split refuses as a ragged row
+        warnings.simplefilter("ignore", pd.errors.ParserWarning)
+        return pd.read_csv(io.BytesIO(text), sep=sep, na_filter=False, engine="c", skip_blank_lines=True,
+                           **options)
 
 
 def _texts(text: bytes, sep: str, frame: pd.DataFrame) -> dict[int, np.ndarray]:
