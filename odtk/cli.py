@@ -375,7 +375,7 @@ def predict(model_file: str, csv_path: str, output: str | None, force: bool) -> 
     if output:
         check_writable(output, force)
     trained = TrainedModel.load(model_file)
-    rows = read_table(csv_path)  # no pandas: a prediction's fixed cost stays small
+    rows = read_table(csv_path)
     labels = trained.predict(rows)
     if output:
         write_atomic(output, rows.to_csv(prediction=labels), force=force)
