@@ -508,7 +508,7 @@ def test_stability_counts_rows_not_weight():
 
 
 # --------------------------------------------------------------------------- leaf size (odtk's)
-def _fewest_errors(X: np.ndarray, y: np.ndarray, rows: np.ndarray, layers: int, min_leaf: int) -> float:
+def _fewest_split_errors(X: np.ndarray, y: np.ndarray, rows: np.ndarray, layers: int, min_leaf: int) -> float:
     """Independent oracle: the fewest errors on ``rows`` of a tree-mode diagram with ``layers``
     layers of univariate tests on 0/1 features, each test leaving ≥ ``min_leaf`` rows per side.
 
@@ -522,7 +522,7 @@ def _fewest_errors(X: np.ndarray, y: np.ndarray, rows: np.ndarray, layers: int, 
         places = [{("class", k): float(np.sum(y[side] != k)) for k in (0, 1)} for side in sides]
         if layers > 1:
             for side, place in zip(sides, places):
-                place["node"] = _fewest_errors(X, y, side, layers - 1, min_leaf)
+                place["node"] = _fewest_split_errors(X, y, side, layers - 1, min_leaf)
         best = min([best, *(places[0][a] + places[1][b] for a in places[0] for b in places[1]
                             if a != b or a == "node")])
     return best
@@ -562,8 +562,8 @@ def test_binding_min_leaf_leaves_enough_rows_on_each_side(min_leaf):
 def test_min_leaf_reaches_the_brute_force_optimum(seed, min_leaf):
     X, y = _binary(seed, n=14, p=3)
     everything = np.ones(len(y), bool)
-    expected = _fewest_errors(X, y, everything, 2, min_leaf)
-    assert expected > _fewest_errors(X, y, everything, 2, 0)  # the bound binds
+    expected = _fewest_split_errors(X, y, everything, 2, min_leaf)
+    assert expected > _fewest_split_errors(X, y, everything, 2, 0)  # the bound binds
     instance, outcome = _solve(X, y, "1-2", univariate=True, tree=True, min_leaf=min_leaf)
     assert outcome.termination == "optimal"
     assert _errors(outcome, len(y)) == expected
