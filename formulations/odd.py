@@ -71,13 +71,19 @@ Options:
 * stability (20): Σ_i (w⁻_iv + w⁺_iv) ≥ S d_v for every internal node v, root included;
   S is ``min_samples`` (a count) or ``min_share`` · n (a share of n, as in the paper's
   Table 2: 0.05n–0.20n).
+* leaf size (odtk's, not the paper's; ``min_leaf`` = m, default 1, scikit-learn's
+  ``min_samples_leaf``): Σ_i w⁻_iv ≥ m d_v and Σ_i w⁺_iv ≥ m d_v for every internal node v,
+  root included — a split is made only if it leaves at least m training rows on each side.
+  Skipped when m ≤ 1, so the default changes nothing; above 1 it only removes the diagrams
+  whose splits leave fewer than m rows on a side (the optimum can rise, never fall). Like (20)
+  it counts rows, not sample weights.
 * sample weights (odtk's, not the paper's; ``sample_weight``, param ``weight[i]`` = ω_i,
   default 1): the error term of (18) becomes the weighted error rate
   (1/Σ_i ω_i) Σ_i ω_i Σ_{v∈C} φ_iv w_iv, which is (18) when every ω_i = 1 and the error
   rate of the data with sample i repeated ω_i times for integer weights; α keeps its
   meaning. The paper weighs no sample, so the side constraints keep counting rows:
   fairness (19) compares counts or rates of rows and stability (20)'s S is a number of rows
-  (``min_share`` · n with n = ``|I|``).
+  (``min_share`` · n with n = ``|I|``), as is the leaf size m.
 
 Symbols → Pyomo components::
 
@@ -92,7 +98,7 @@ Symbols → Pyomo components::
     z⁻_iuv, z⁺_iuv            vars z_neg[i,u,v], z_pos[i,u,v]
     λ_il, d_u, y⁻_uv, y⁺_uv    vars lam[i,l], d[u], y_neg[u,v], y_pos[u,v]
     a⁺, a⁻, b, e              vars a_plus[u,j], a_minus[u,j], b[u], e[u,j] (u ∈ U: univariate)
-    ξ, S, max_nodes           params xi, min_samples, max_nodes; param positive
+    ξ, S, max_nodes, m        params xi, min_samples, max_nodes, min_leaf; param positive
     g₁, g₂ (within P)         sets GROUPS = {1, 2}, FAIR[g]; param fairness_form
     siblings 2s+1, 2s+2       set SIBLINGS (tree mode)
 
@@ -160,6 +166,7 @@ HYPERPARAMETERS = {
     "max_nodes": (1, 10**6, None),
     "min_samples": (1, 10**6, None),
     "min_share": (0.0, 1.0, None),
+    "min_leaf": (1, 10**6, 1),
 }
 CHOICES = {
     "domain": ("box", "l1"),
@@ -170,7 +177,7 @@ CHOICES = {
     "strengthening": ("on", "off"),
 }
 # options whose constraints a diagram built without them (e.g. by a heuristic) may violate
-SIDE_CONSTRAINTS = ("fairness", "max_nodes", "min_samples", "min_share")
+SIDE_CONSTRAINTS = ("fairness", "max_nodes", "min_samples", "min_share", "min_leaf")
 FAIRNESS_POPULATION = {"demographic_parity": None, "equal_opportunity": 1, "predictive_equality": 0}
 POSITIVE_CLASS = 1
 A_BOUND = 1.0  # bound on |a_uj| (box) or on ‖a_u‖₁ (l1)
@@ -238,6 +245,8 @@ def _params(m: pyo.AbstractModel) -> None:
     m.max_nodes = pyo.Param(within=pyo.NonNegativeIntegers, doc="at most this many active nodes")
     m.min_samples = pyo.Param(within=pyo.NonNegativeReals,
                               doc="S: samples through every active node (0 when off)")
+    m.min_leaf = pyo.Param(within=pyo.NonNegativeIntegers, default=1,
+                           doc="m: samples on each side of every active node (off at 1)")
 
 
 def _reach(m, i) -> float:
@@ -383,8 +392,8 @@ def _sibling_order(m, u, v):
     positive arc goes to a terminal. Shift the subtree of v onto that of u — position
     q at depth k below v to q − 2^k, which maps children 2q+1, 2q+2 to the children of
     q − 2^k — keeping every split, arc side, λ and flow. Paths, predictions, the number of
-    active nodes and the flow through every node keep their values, so (18), (19), (20) and
-    parsimony do; (11) holds at s (u < every terminal) and, the shift preserving order
+    active nodes and the flow on each side of every node keep their values, so (18), (19), (20),
+    parsimony and the leaf size do; (11) holds at s (u < every terminal) and, the shift preserving order
     within a layer, inside the subtree. Repeating top-down ends at a point meeting every
     d_{2s+2} ≤ d_{2s+1} with the same objective, so the optimum is unchanged.
     """
@@ -468,6 +477,8 @@ def _extension_constraints(m: pyo.AbstractModel) -> None:
         "(§Discussion, unnumbered) parsimony: at most max_nodes active internal nodes"))
     m.stability = pyo.Constraint(m.V, rule=_stability, doc=(
         "(20) stability: at least S samples flow through every active node"))
+    m.leaf_size = pyo.Constraint(m.V, [-1, 1], rule=_leaf_size, doc=(
+        "(odtk) leaf size: at least m samples leave every active node on each side"))
 
 
 def _fairness(m, g):
@@ -490,6 +501,14 @@ def _stability(m, v):
     return sum(m.w_neg[i, v] + m.w_pos[i, v] for i in m.I) >= m.min_samples * m.d[v]
 
 
+def _leaf_size(m, v, side):
+    """Σ_i w⁻_iv ≥ m d_v (side −1) and Σ_i w⁺_iv ≥ m d_v (side 1); skipped when m ≤ 1."""
+    if pyo.value(m.min_leaf) <= 1:
+        return pyo.Constraint.Skip
+    flow = m.w_neg if side < 0 else m.w_pos
+    return sum(flow[i, v] for i in m.I) >= m.min_leaf * m.d[v]
+
+
 # --------------------------------------------------------------------------- data
 def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int, *,
               alpha: float = 0.01, epsilon: float = 1e-4, univariate: bool = False,
@@ -497,12 +516,13 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
               fairness_form: str = "rates", xi: float | None = None, max_nodes: int | None = None,
               min_samples: int | None = None, min_share: float | None = None,
               group: np.ndarray | None = None, strengthening: str = "on",
-              sample_weight: np.ndarray | None = None) -> dict:
+              sample_weight: np.ndarray | None = None, min_leaf: int = 1) -> dict:
     """Pyomo data for ``create_instance``: ``X`` scaled to [0, 1] (n × p), ``y`` in ``0..n_classes-1``.
 
     ``skeleton`` is a layered diagram skeleton (``odtk.skeletons.diagram_skeleton``);
     ``group`` (0/1 per sample: g₁ = the 1s, g₂ = the 0s; or n × 2 0/1 columns g₁, g₂) is
-    used only when ``fairness`` is on. S of (20) is ``min_samples`` or ``min_share`` · n.
+    used only when ``fairness`` is on. S of (20) is ``min_samples`` or ``min_share`` · n;
+    ``min_leaf`` is the least number of samples on each side of an active node (1: off).
     ``sample_weight`` weighs each sample's error in (18) (default 1; a positive total).
     """
     X, y = np.asarray(X, dtype=float), np.asarray(y, dtype=int)
@@ -532,6 +552,7 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
         "positive": {None: terminals[POSITIVE_CLASS]},
         "max_nodes": {None: len(skeleton) if max_nodes is None else int(max_nodes)},
         "min_samples": {None: _stability_bound(len(y), min_samples, min_share)},
+        "min_leaf": {None: int(min_leaf)},
         **_fairness_data(y, n_classes, fairness, fairness_form, xi, group),
         **_weight_data(sample_weight),
     }}
@@ -696,7 +717,7 @@ def warm_start(instance, graph: nx.DiGraph, X: np.ndarray) -> None:
     ``feature`` per internal node, ``label`` at leaves), and its internal nodes carry
     ``layer``. Nodes are renumbered within their layer (in tree mode, to their tree
     positions) and splits mirrored so that (11)–(12) hold; each intercept is re-fitted to the samples routed through its node. Side
-    constraints (tree mode, fairness, parsimony, stability) are not checked.
+    constraints (tree mode, fairness, parsimony, stability, leaf size) are not checked.
     """
     X = np.asarray(X, dtype=float)
     ids = _placement(instance, graph)

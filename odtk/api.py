@@ -122,7 +122,7 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     ``sample_weight`` (the MILPs: FlowOCT, BendersOCT, BinOCT, OCT, ODD, categorical): a
     non-negative weight per training row, which multiplies the row's term in the objective
     (default: 1 each; ODD's error rate becomes the weighted error over the total weight); side
-    constraints (OCT's ``min_leaf``, ODD's fairness and stability, the categorical ``min_rate``)
+    constraints (OCT's ``min_leaf``, ODD's fairness, stability and ``min_leaf``, the categorical ``min_rate``)
     keep counting rows; ODD's heuristic weighs its counts too. The CP search takes whole-number
     weights (a row of weight w counts as w rows, in ``min_support`` too).
     The MILPs see rows alike in encoded features, class and group once, weighted by their number

@@ -140,9 +140,12 @@ class OptimalDiagramClassifier(SolvedClassifier):
     start and cutoff); ``verbose=True`` prints the steps and the solver's log. ``groups`` names
     the column of ``X`` holding two protected groups for ``fairness``. ``min_samples_split``:
     at least this many training rows through every decision node (the paper's stability bound
-    S). ``min_samples_leaf`` does not apply: a diagram's class terminals gather the rows of
-    many paths. ``class_weight`` and ``sample_weight`` weigh the rows: the heuristic and the
-    MILP minimise the weighted error rate (fairness and stability still count rows).
+    S). ``min_samples_leaf`` (default 1): a split is only made if it leaves at least this many
+    training rows on each of its two sides (the model's ``min_leaf``; a diagram's class
+    terminals gather the rows of many paths, so it bounds the branches, not the terminals).
+    ``class_weight`` and ``sample_weight`` weigh the rows: the heuristic and the
+    MILP minimise the weighted error rate (fairness, stability and ``min_samples_leaf`` still
+    count rows).
     ``random_state``, ``n_jobs``: see :mod:`odtk.estimator_base`.
     Fitted attributes as for :class:`OptimalTreeClassifier`; ``graph_`` is the diagram, whose
     class terminals each predict one class: ``predict_proba`` takes the class frequencies of
@@ -155,7 +158,8 @@ class OptimalDiagramClassifier(SolvedClassifier):
                  time_limit: float | None = DEFAULT_TIME_LIMIT, mip_gap: float | None = None,
                  n_jobs: int | None = None, random_state: Any = None, verbose: bool = False,
                  fairness: str | None = None, xi: float | None = None, groups: str | None = None,
-                 max_nodes: int | None = None, min_samples_split: int | None = None):
+                 max_nodes: int | None = None, min_samples_split: int | None = None,
+                 min_samples_leaf: int = 1):
         self.skeleton = skeleton
         self.max_depth = max_depth
         self.solver = solver
@@ -175,6 +179,7 @@ class OptimalDiagramClassifier(SolvedClassifier):
         self.groups = groups
         self.max_nodes = max_nodes
         self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
 
     def _skeleton(self) -> str:
         """The skeleton: given, or that of ``max_depth``, or the default."""
@@ -184,13 +189,15 @@ class OptimalDiagramClassifier(SolvedClassifier):
         return "-".join(str(2**layer) for layer in range(self.max_depth))
 
     def _solve(self, frame: pd.DataFrame, y: np.ndarray, sample_weight: np.ndarray | None) -> SolveResult:
+        _whole("min_samples_leaf", self.min_samples_leaf, 1)
         return api.solve(
             "odd", (frame, y), skeleton=self._skeleton(), depth=self.max_depth if self.skeleton is not None else None,
             solver=self.solver, **self._settings(),
             strategy=self.strategy, heuristic_time=self.heuristic_time, groups=self.groups,
             alpha=self.alpha, epsilon=self.epsilon, univariate=self.univariate,
             fairness=self.fairness, xi=self.xi, max_nodes=self.max_nodes,
-            min_samples=self.min_samples_split, sample_weight=sample_weight)
+            min_samples=self.min_samples_split, min_leaf=int(self.min_samples_leaf),
+            sample_weight=sample_weight)
 
 
 class CategoricalTreeClassifier(SolvedClassifier):

@@ -61,8 +61,10 @@ def test_fairness_routes_give_the_same_form(fairness, form, overlapping):
 
 
 @pytest.mark.parametrize("side", [{"max_nodes": 2}, {"max_nodes": 7}, {"min_samples": 3}, {"min_share": 0.25},
-                                  {"max_nodes": 3, "min_samples": 2, "strengthening": "off"}],
-                         ids=["parsimony", "parsimony-slack", "stability-count", "stability-share", "both-off"])
+                                  {"max_nodes": 3, "min_samples": 2, "strengthening": "off"},
+                                  {"min_leaf": 3}, {"min_leaf": 2, "min_samples": 5, "strengthening": "off"}],
+                         ids=["parsimony", "parsimony-slack", "stability-count", "stability-share", "both-off",
+                              "leaf-size", "leaf-size-stability-off"])
 def test_side_constraint_routes_give_the_same_form(side):
     assert_same_form(*routes("1-2-4", seed=2, **side))
 
@@ -78,8 +80,8 @@ def test_weighted_routes_give_the_same_form(tree):
 @pytest.mark.parametrize("hyper", [{"alpha": 0.1}, {"univariate": True, "tree": True, "alpha": 0.0},
                                    {"domain": "l1", "strengthening": "off"},
                                    {"fairness": "demographic_parity", "xi": 0.9, "group": np.arange(12) % 2},
-                                   {"min_samples": 4, "max_nodes": 2}],
-                         ids=["box", "tree", "l1-off", "fairness", "side"])
+                                   {"min_samples": 4, "max_nodes": 2}, {"min_leaf": 3}],
+                         ids=["box", "tree", "l1-off", "fairness", "side", "leaf-size"])
 def test_routes_give_the_same_optimum(hyper):
     skeleton = "1-2" if hyper.get("tree") else "1-2-2"
     assert_same_optimum(*routes(skeleton, rows=12, seed=1, **hyper))

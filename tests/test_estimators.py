@@ -292,6 +292,21 @@ def _leaf_sizes(clf, X) -> np.ndarray:
     return np.unique(clf.apply(X), return_counts=True)[1]
 
 
+def test_diagram_min_samples_leaf_leaves_enough_rows_on_both_sides_of_every_split(mixed_frame):
+    X, y = mixed_frame
+    diagram = OptimalDiagramClassifier(max_depth=3, random_state=0, min_samples_leaf=5, class_weight="balanced",
+                                       heuristic_time=0.2, time_limit=60).fit(X, y)
+    assert diagram.result_.hyperparameters["min_leaf"] == 5 and diagram.result_.optimal
+    graph = diagram.graph_
+    sides = graph.arc_rows(diagram.model_.encoder.transform(X))
+    tests = [node for node in graph.graph if "label" not in graph.graph.nodes[node]]
+    assert tests and all(len(sides[arc]) >= 5 for node in tests for arc in graph.graph.out_edges(node))
+    unbounded = clone(diagram).set_params(min_samples_leaf=1).fit(X, y)
+    assert diagram.result_.objective >= unbounded.result_.objective - 1e-9
+    with pytest.raises(ConfigError, match="min_samples_leaf must be a whole number of at least 1"):
+        clone(diagram).set_params(min_samples_leaf=0).fit(X, y)
+
+
 def test_every_estimator_takes_scikit_learns_names(mixed_frame):
     X, y = mixed_frame
     tree = OptimalTreeClassifier(max_depth=3, random_state=0, min_samples_leaf=5, class_weight="balanced",

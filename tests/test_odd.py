@@ -505,3 +505,67 @@ def test_stability_counts_rows_not_weight():
     instance, stable = _solve(X, y, "1-2", alpha=0.01, univariate=True, sample_weight=weight, min_samples=3)
     assert stable.objective == pytest.approx(1 / 7)  # the root alone misclassifies a row of weight 1
     assert [v for v, a in odd.decode(instance).nodes(data=True) if "label" not in a] == [0]
+
+
+# --------------------------------------------------------------------------- leaf size (odtk's)
+def _fewest_split_errors(X: np.ndarray, y: np.ndarray, rows: np.ndarray, layers: int, min_leaf: int) -> float:
+    """Independent oracle: the fewest errors on ``rows`` of a tree-mode diagram with ``layers``
+    layers of univariate tests on 0/1 features, each test leaving ≥ ``min_leaf`` rows per side.
+
+    A side goes to a class or (above the last layer) to a node of its own; both sides of a
+    node go to different places, so never to one class."""
+    best = float("inf")
+    for f in range(X.shape[1]):
+        sides = [rows & (X[:, f] == 0), rows & (X[:, f] == 1)]
+        if min(side.sum() for side in sides) < min_leaf:
+            continue
+        places = [{("class", k): float(np.sum(y[side] != k)) for k in (0, 1)} for side in sides]
+        if layers > 1:
+            for side, place in zip(sides, places):
+                place["node"] = _fewest_split_errors(X, y, side, layers - 1, min_leaf)
+        best = min([best, *(places[0][a] + places[1][b] for a in places[0] for b in places[1]
+                            if a != b or a == "node")])
+    return best
+
+
+def _arc_counts(graph: nx.DiGraph, X: np.ndarray) -> dict:
+    """Training rows on each arc out of each internal node, routed by the decoded diagram."""
+    names = [f"x{j}" for j in range(X.shape[1])]
+    rows = DecisionGraph(graph, names, ["0", "1"]).arc_rows(X)
+    return {u: sorted(len(rows[u, v]) for v in graph.successors(u))
+            for u, a in graph.nodes(data=True) if "label" not in a}
+
+
+def test_min_leaf_one_builds_nothing_and_keeps_the_optimum():
+    X, y = _checkerboard()
+    plain, free = _solve(X, y, "1-2", univariate=True)
+    instance, one = _solve(X, y, "1-2", univariate=True, min_leaf=1)
+    assert len(instance.leaf_size) == 0 and pyo.value(plain.min_leaf) == 1
+    assert one.objective == pytest.approx(free.objective, abs=1e-9)
+    assert "min_leaf" in odd.SIDE_CONSTRAINTS and odd.HYPERPARAMETERS["min_leaf"][2] == 1
+
+
+@pytest.mark.parametrize("min_leaf", [3, 4])
+def test_binding_min_leaf_leaves_enough_rows_on_each_side(min_leaf):
+    X, y = _checkerboard()
+    _, free = _solve(X, y, "1-2", univariate=True)
+    instance, bound = _solve(X, y, "1-2", univariate=True, min_leaf=min_leaf)
+    assert bound.termination == "optimal" and bound.objective >= free.objective - 1e-9
+    assert len(instance.leaf_size) == 2 * len(instance.V)
+    counts = _arc_counts(odd.decode(instance), X)
+    assert counts and min(min(sides) for sides in counts.values()) >= min_leaf, counts
+    _, infeasible = _solve(X, y, "1-2", univariate=True, min_leaf=len(y) // 2 + 1)
+    assert infeasible.termination == "infeasible"
+
+
+@pytest.mark.parametrize("seed, min_leaf", [(9, 2), (0, 3), (5, 4), (8, 5)])
+def test_min_leaf_reaches_the_brute_force_optimum(seed, min_leaf):
+    X, y = _binary(seed, n=14, p=3)
+    everything = np.ones(len(y), bool)
+    expected = _fewest_split_errors(X, y, everything, 2, min_leaf)
+    assert expected > _fewest_split_errors(X, y, everything, 2, 0)  # the bound binds
+    instance, outcome = _solve(X, y, "1-2", univariate=True, tree=True, min_leaf=min_leaf)
+    assert outcome.termination == "optimal"
+    assert _errors(outcome, len(y)) == expected
+    counts = _arc_counts(odd.decode(instance), X)
+    assert min(min(sides) for sides in counts.values()) >= min_leaf, counts

@@ -165,6 +165,7 @@ def test_both_improves_on_the_heuristic_up_to_the_milp_optimum():
     ("flowoct", {"depth": 2, "strategy": "both"}, "has no heuristic"),
     ("odd", {"skeleton": "1-2", "strategy": "heuristic", "min_samples": 2}, "min_samples"),
     ("odd", {"skeleton": "1-2", "strategy": "heuristic", "max_nodes": 2}, "max_nodes"),
+    ("odd", {"skeleton": "1-2", "strategy": "heuristic", "min_leaf": 2}, "min_leaf"),
 ])
 def test_strategies_that_cannot_run_are_config_errors(model, options, words):
     X, y = _scaled(0, n=8)
@@ -300,6 +301,22 @@ def test_min_samples_keeps_enough_samples_at_every_reached_node():
     assert min(free_counts[v] for v in _internal(free)) < 6  # it binds
 
 
+def test_min_leaf_leaves_enough_rows_on_each_side_and_drops_a_start_that_does_not():
+    frame = _checkerboard_frame()
+    free = _unconstrained_checkerboard()
+    encoded = free.model.encoder.transform(frame.drop(columns="y"))
+    sides = {arc: len(rows) for arc, rows in free.model.graph.arc_rows(encoded).items()}
+    assert min(sides.values()) < 5 and free.steps["heuristic"]["warm_start"] is True  # it binds
+    bound = odtk.solve("odd", frame, target="y", min_leaf=5, **FAIR)
+    assert bound.termination == "optimal" and bound.objective > free.objective + 1e-6
+    sides = {arc: len(rows) for arc, rows in bound.model.graph.arc_rows(encoded).items()}
+    assert min(sides.values()) >= 5, sides
+    assert bound.steps["heuristic"]["objective"] < bound.objective  # so the heuristic's diagram breaks it
+    assert bound.steps["heuristic"]["warm_start"] is False  # and starts nothing
+    assert bound.n_distinct is None  # (the leaf size counts rows: none merged)
+    assert bound.hyperparameters["min_leaf"] == 5
+
+
 def test_max_nodes_caps_the_active_nodes():
     frame = _checkerboard_frame()
     assert len(_internal(_unconstrained_checkerboard())) == 3
@@ -328,6 +345,8 @@ def test_more_samples_per_node_than_samples_is_a_one_line_solve_error(strategy):
     ("odd", {"fairness": "demographic_parity", "xi": 0.8, "groups": "g", "strategy": "heuristic"},
      ConfigError, "fairness"),
     ("odd", {"min_samples": 0}, ConfigError, "min_samples"),
+    ("odd", {"min_leaf": 0}, ConfigError, "min_leaf must be a whole number"),
+    ("odd", {"min_leaf": 2.5}, ConfigError, "min_leaf must be a whole number"),
     ("odd", {"fairness": "demographic_parity", "xi": 0.8, "groups": ["g", "x0"]}, DataError, "0/1"),
     ("odd", {"fairness_form": "ratio"}, ConfigError, "fairness_form must be one of"),
     ("odd", {"domain": "l2"}, ConfigError, "domain must be one of"),

@@ -3,7 +3,7 @@
 
 Every block of rows is stated once for a template (one sample, or the skeleton) and repeated
 over the samples by :func:`block_rows`: row ``s · count + t`` is template row ``t`` of copy
-``s``. The side constraints — fairness (19), parsimony and stability (20) — are stated from
+``s``. The side constraints — fairness (19), parsimony, stability (20) and the leaf size — are stated from
 ``make_data``'s sets and parameters, which hold their options.
 """
 from __future__ import annotations
@@ -72,7 +72,7 @@ def compile_instance(data: dict, X: np.ndarray, y: np.ndarray, skeleton: nx.DiGr
                      sample_weight: np.ndarray | None = None, **side: object) -> ArrayInstance:
     """The ODD instance of ``make_data``'s arguments (and its ``data``), compiled; ``side``
     holds the side constraints' arguments, which ``data`` states (fairness, ``xi``, ``group``,
-    ``fairness_form``, ``max_nodes``, ``min_samples``, ``min_share``)."""
+    ``fairness_form``, ``max_nodes``, ``min_samples``, ``min_share``, ``min_leaf``)."""
     sets = data[None]
     X = np.asarray(X, dtype=float)
     n, p = X.shape
@@ -231,7 +231,8 @@ def _domain_rows(form: FormBuilder, domain: str, strong: bool, univariate: bool,
 
 def _extension_rows(form: FormBuilder, sets: dict, d: np.ndarray, w_neg: np.ndarray, w_pos: np.ndarray,
                    w_term: np.ndarray) -> None:
-    """The rows of (19), parsimony and (20) that ``sets`` (``make_data``'s data) switches on."""
+    """The rows of (19), parsimony, (20) and the leaf size that ``sets`` (``make_data``'s data)
+    switches on."""
     if sets["GROUPS"][None]:
         positive = w_term[:, sets["C"][None].index(sets["positive"][None])]
         _fairness_rows(form, sets["fairness_form"][None], sets["xi"][None],
@@ -247,6 +248,15 @@ def _extension_rows(form: FormBuilder, sets: dict, d: np.ndarray, w_neg: np.ndar
                   np.concatenate([w_neg.T.ravel(), w_pos.T.ravel(), d]),
                   np.concatenate([np.ones(2 * row.size), np.full(n_nodes, -float(bound))]), lower=0.0,
                   count=n_nodes)
+    leaf = sets["min_leaf"][None]
+    if leaf > 1:  # leaf size: Σ_i w⁻_iv ≥ m d_v, then Σ_i w⁺_iv ≥ m d_v, node by node
+        n, n_nodes = w_neg.shape
+        row = np.repeat(2 * np.arange(n_nodes), n)
+        nodes = 2 * np.arange(n_nodes)
+        form.rows(np.concatenate([row, row + 1, nodes, nodes + 1]),
+                  np.concatenate([w_neg.T.ravel(), w_pos.T.ravel(), d, d]),
+                  np.concatenate([np.ones(2 * row.size), np.full(2 * n_nodes, -float(leaf))]), lower=0.0,
+                  count=2 * n_nodes)
 
 
 def _fairness_rows(form: FormBuilder, fairness_form: str, xi: float, fair: dict[int, np.ndarray],

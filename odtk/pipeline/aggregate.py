@@ -11,8 +11,9 @@ Rows are kept apart where a constraint counts rows, not weights (a merged row wo
 
 - OCT: ``min_leaf`` above 1 ((24.12) counts the rows of a leaf; ``min_leaf`` 0 or 1 only says
   whether a leaf is empty, which merging keeps);
-- ODD: ``fairness`` ((19) counts the rows of each subgroup) and stability, ``min_samples`` and
-  ``min_share`` ((20) counts the rows through a node);
+- ODD: ``fairness`` ((19) counts the rows of each subgroup), stability, ``min_samples`` and
+  ``min_share`` ((20) counts the rows through a node), and ``min_leaf`` above 1 (it counts the
+  rows on each side of a node);
 - categorical: ``min_rate`` (a ``rate`` other than ``"accuracy"``: (15) counts rows) and
   ``feature_selection="cart"`` (CART on a random share of the rows picks the groups).
 
@@ -64,7 +65,8 @@ def rows_kept_apart(key: str, hyper: dict[str, Any]) -> list[str]:
     """The options of model ``key`` set in ``hyper`` whose constraints count rows, not weights."""
     counting = {
         "oct": {"min_leaf": hyper.get("min_leaf", 1) > 1},
-        "odd": {name: hyper.get(name) is not None for name in ("fairness", "min_samples", "min_share")},
+        "odd": {**{name: hyper.get(name) is not None for name in ("fairness", "min_samples", "min_share")},
+                "min_leaf": hyper.get("min_leaf", 1) > 1},
         "categorical": {"min_rate": hyper.get("rate", "accuracy") != "accuracy",
                         "feature_selection": hyper.get("feature_selection") == "cart"},
     }.get(key, {})
