@@ -1,12 +1,14 @@
 # Two commands on a fresh machine (only Python 3.10+ needed):
 #   make run    virtual environment + odtk + a real solve with HiGHS on a bundled dataset
-#   make test   the same environment with every solver and the test tools, then the test suite
-#               without the tests marked slow (a few minutes; progress: a dot a test, % done)
+#   make test   the same environment with every solver and the test tools, then every test not
+#               marked slow (minutes; a dot per test and the share done at the end of each line)
 # Both install the exact versions of the lock of $(PYTHON)'s version, constraints-py3XX.txt
 # (one per Python: 3.10 to 3.13). PYTHON=python3.10 picks another Python; .venv is then made anew.
-#   make test-slow   the tests marked slow: the Dask campaigns, the paper scripts, the agreement
-#                    harness (CI runs them after make test)
-#   make check       quick feedback while editing (under 2 minutes): the core tests, first failure stops
+# Also in CI:
+#   make test-slow     the tests marked slow: the Dask campaigns, the paper scripts' runs, the
+#                      agreement harness
+# While editing:
+#   make check         quick feedback (under 2 minutes): the core tests, the first failure stops
 # Outside CI:
 #   make test-latest   the solver and agreement tests against the newest releases (no upper bounds)
 #   make lock          rewrite every lock from the ranges in pyproject.toml, on each of its
