@@ -1,8 +1,14 @@
 # Two commands on a fresh machine (only Python 3.10+ needed):
 #   make run    virtual environment + odtk + a real solve with HiGHS on a bundled dataset
-#   make test   the same environment with every solver and the test tools, then the test suite
+#   make test   the same environment with every solver and the test tools, then every test not
+#               marked slow (minutes; a dot per test and the share done at the end of each line)
 # Both install the exact versions of the lock of $(PYTHON)'s version, constraints-py3XX.txt
 # (one per Python: 3.10 to 3.13). PYTHON=python3.10 picks another Python; .venv is then made anew.
+# Also in CI:
+#   make test-slow     the tests marked slow: the Dask campaigns, the paper scripts' runs, the
+#                      agreement harness
+# While editing:
+#   make check         quick feedback (under 2 minutes): the core tests, the first failure stops
 # Outside CI:
 #   make test-latest   the solver and agreement tests against the newest releases (no upper bounds)
 #   make lock          rewrite every lock from the ranges in pyproject.toml, on each of its
@@ -22,7 +28,7 @@ LOCK := constraints-py$(subst .,,$(PY_VERSION)).txt
 CONSTRAIN := $(if $(wildcard $(LOCK)),-c $(LOCK))
 LOCKED_VERSIONS := $(patsubst constraints-py3%.txt,3.%,$(wildcard constraints-py3*.txt))
 
-.PHONY: run test test-latest lock lock-one clean
+.PHONY: run test test-slow check test-latest lock lock-one clean
 
 # The environment of $(PYTHON)'s version: one made with another Python is removed first.
 $(VENV)/.python-$(PY_VERSION):
@@ -45,8 +51,22 @@ run: $(VENV)/.odtk-core
 	$(BIN)/odtk solve --model flowoct --dataset flowoct/monk1 --depth 2 --solver highs
 
 # A worker per core; a test file stays on one worker (its module fixtures are made once).
+# The slowest tests of each run are listed at its end.
+PYTEST := $(BIN)/python -m pytest -n auto --dist loadfile --durations=15
+
 test: $(VENV)/.odtk-test
-	$(BIN)/python -m pytest -q -n auto --dist loadfile --durations=15
+	$(PYTEST) -m "not slow"
+
+test-slow: $(VENV)/.odtk-test
+	$(PYTEST) -m slow
+
+# Quick feedback: the public API, the estimators (without scikit-learn's check_estimator, a
+# few minutes on its own: make test runs it), the command line, the models, the solvers and the
+# datasets; -x: the first failure ends the run.
+CHECK_TESTS := $(addprefix tests/test_,api.py estimators.py cli.py models.py solvers.py datasets.py)
+
+check: $(VENV)/.odtk-test
+	$(BIN)/python -m pytest -q -n auto -x -m "not slow" -k "not check_estimator" $(CHECK_TESTS)
 
 # The newest release of every dependency, upper bounds dropped (lower bounds kept), then the
 # tests that run every solver and the agreement harness, a worker per core. Not part of CI.

@@ -152,6 +152,7 @@ def test_oracle_recursion_equals_enumerating_every_tree():
             assert 9 - best_value(X, y, 3, depth, min_leaf=2) == min_error(X, y, 3, depth, min_leaf=2)
 
 
+@pytest.mark.slow
 def test_exact_methods_agree(solver, agreement_examples):
     """FlowOCT, BendersOCT, OCT, BinOCT, ODD (ODT mode) and the CP search reach the oracle."""
 
@@ -185,6 +186,7 @@ def _smallest_perfect_tree(instance: Instance, cap: int) -> tuple[int, int]:
     return depth, 2 * leaves - 1
 
 
+@pytest.mark.slow
 def test_sat_minimum_depth_and_size_agree(solver, agreement_examples):
     """On consistent data DT_size (on MiniSat) and DT_depth (on MiniSat and on the MILP solver
     as its oracle) reach the oracle's smallest perfect tree; FlowOCT then classifies every row."""

@@ -160,6 +160,7 @@ def run_starts(log: Path) -> list[tuple[str, int]]:
     return [(key.removeprefix("odtk-run-"), int(pid)) for key, pid in (line.split() for line in lines if line)]
 
 
+@pytest.mark.slow
 def test_dask_workers_killed_twice_recompute_no_recorded_run(tmp_path):
     """Eight cp runs on two single-threaded Dask workers; twice, a worker that computed a
     recorded run is killed. Every run is recorded once, and no run recorded before a kill

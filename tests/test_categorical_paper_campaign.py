@@ -19,6 +19,8 @@ distributed = pytest.importorskip("distributed")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 import categorical_paper  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a campaign on a local Dask cluster: a minute or more
+
 ARGS = ["--tables", "8", "13", "--datasets", "monks-1", "--time-limit", "3600"]
 RUNS = 2  # Table 8's depth-2 tree, Table 13's with feature selection
 VERDICTS = ("agrees", "disagrees", "not shown at this scale")

@@ -19,6 +19,8 @@ distributed = pytest.importorskip("distributed")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
 import cp_paper  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a campaign on a local Dask cluster: a minute or more
+
 DATASETS = ["binary/hepatitis", "binary/lymph"]
 ARGS = ["--datasets", *DATASETS, "--depths", "2", "--time-limit", "300"]
 VERDICTS = (": agrees (", ": disagrees (", ": not shown", ": not comparable (")

@@ -35,6 +35,7 @@ def solved(script, table, argv: list[str], db: Path) -> list[dict]:
     return table(args, runs)
 
 
+@pytest.mark.slow
 def test_every_cell_has_status_and_gap_and_every_claim_a_line(script, tmp_path, capsys):
     code = script.main(["--tables", "13", "14", "--datasets", "bc", "--betas", "1", "0.98",
                         "--db", str(tmp_path / "runs.sqlite")])

@@ -89,6 +89,7 @@ def test_sat_paper_n_on_monk1_split_0_is_the_brute_force_minimum_and_every_claim
     assert any(line.startswith("claim: Table 1 (Mouse)") and "not shown" in line for line in claims)
 
 
+@pytest.mark.slow
 def test_cp_paper_ablation_agrees_and_prints_a_verdict_per_claim(capsys):
     args = ["--datasets", "binary/zoo-1", "binary/hepatitis", "--depths", "2", "3", "--time-limit", "300"]
     assert cp_paper.main(args) == 0

@@ -36,6 +36,7 @@ def odtk_rows(tables: dict, title: str) -> list[dict[str, str]]:
     return [row for row in tables[title] if row["source"] == "odtk"]
 
 
+@pytest.mark.slow
 def test_proven_run_prints_status_paper_figures_and_claims(tmp_path: Path) -> None:
     tables, claims = run(tmp_path, "--time-limit", "60")
     for title in ("Figure 3(a)", "Figure 3(b)"):  # status: solved of instances, largest gap

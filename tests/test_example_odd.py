@@ -82,6 +82,7 @@ def run_paper(db: Path, *extra: str) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True, cwd=EXAMPLES.parent)
 
 
+@pytest.mark.slow
 def test_odd_paper_ends_with_one_line_per_claim(tmp_path: Path) -> None:
     process = run_paper(tmp_path / "runs.sqlite", "--alphas", "0.5", "1")
     out, err = process.communicate(timeout=900)

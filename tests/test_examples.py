@@ -56,6 +56,7 @@ def run_blocks(script: str, *args: str, notes: int = 0) -> dict[str, list[dict[s
     return tables
 
 
+@pytest.mark.slow
 def test_flowoct_paper(tmp_path: Path) -> None:
     args = ("--datasets", "monk3", "--samples", "1", "--rows", "16", "--lambdas", "0", "0.5", "--time-limit", "60",
             "--db", str(tmp_path / "runs.sqlite"))
@@ -84,6 +85,7 @@ def test_flowoct_paper(tmp_path: Path) -> None:
     assert again == tables
 
 
+@pytest.mark.slow
 def test_odd_paper(tmp_path: Path) -> None:
     args = ("--datasets", "uci/soybean-small", "--rows", "24", "--skeletons", "I", "--alphas", "0.5",
             "--splits", "univariate", "--shares", "0.1", "--time-limit", "10", "--heuristic-time", "0.5",
@@ -113,6 +115,7 @@ def test_odd_paper(tmp_path: Path) -> None:
     assert again == tables
 
 
+@pytest.mark.slow
 def test_odd_fairness() -> None:
     lines = run_output("odd_fairness.py", "--rows", "80", "--skeleton", "1-2", "--xis", "0.8",
                        "--time-limit", "5", "--heuristic-time", "0.5")
@@ -131,6 +134,7 @@ def test_odd_fairness() -> None:
     assert all(math.isfinite(float(row["cpu_s"])) for row in rows)
 
 
+@pytest.mark.slow
 def test_cp_paper() -> None:
     printed = run_output("cp_paper.py", "--datasets", "binary/zoo-1", "binary/hepatitis", "--depths", "2",
                          "--milps", "binoct", "--time-limit", "60")
@@ -145,6 +149,7 @@ def test_cp_paper() -> None:
     assert any(line.startswith("claim: the paper's search proves optimality on roughly 75 %") for line in printed)
 
 
+@pytest.mark.slow
 def test_sat_paper(tmp_path: Path) -> None:
     printed = run_output("sat_paper.py", "--tables", "3", "--datasets", "iris", "monk1", "--splits", "0", "1",
                          "--db", str(tmp_path / "sat.sqlite"))

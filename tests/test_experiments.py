@@ -282,6 +282,7 @@ def fault_campaign(tmp_path_factory):
 
 
 # --------------------------------------------------------------------------- 1. a local campaign
+@pytest.mark.slow
 @needs_cbc
 def test_grid_campaign_runs_every_run_once_and_retrains_the_selection(main_campaign):
     grid, frame = main_campaign.grid, main_campaign.frame
@@ -328,6 +329,7 @@ def test_grid_campaign_runs_every_run_once_and_retrains_the_selection(main_campa
 
 
 # --------------------------------------------------------------------------- 8. the report
+@pytest.mark.slow
 @needs_cbc
 def test_report_of_the_campaign_database(main_campaign, tmp_path):
     report = pytest.importorskip("odtk.experiments.report", reason="odtk/experiments/report.py not written yet")
@@ -361,6 +363,7 @@ def test_report_of_the_campaign_database(main_campaign, tmp_path):
 
 
 # --------------------------------------------------------------------------- 2 + 3. kill, resume on Dask
+@pytest.mark.slow
 @needs_cbc
 @needs_proc
 def test_killed_campaign_resumes_on_dask_with_the_same_rows(main_campaign, tmp_path):

@@ -18,6 +18,8 @@ from brute_force import best_objective
 from odtk.datasets import load_dataset
 from odtk.experiments.store import ResultStore
 
+pytestmark = pytest.mark.slow  # a campaign on a local Dask cluster: a minute or more
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SEED = 41  # the random state of the authors' first sample
 ARGS = ("--datasets", "monk3", "--depths", "1", "2", "--samples", "1", "--lambdas", "0", "0.5",

@@ -28,6 +28,8 @@ from odtk.experiments.store import ResultStore
 from odtk.experiments.worker import splits
 from odtk.solvers import solver_status
 
+pytestmark = pytest.mark.slow  # a campaign on a local Dask cluster: a minute or more
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 sys.path.insert(0, str(EXAMPLES))
 odd_paper = importlib.import_module("odd_paper")

@@ -162,6 +162,7 @@ def counts(stdout: str) -> tuple[str, str]:
     return lines[0], re.sub(r"^campaign \S+: ", "", next(line for line in lines if "computed now" in line))
 
 
+@pytest.mark.slow
 def test_flowoct_paper_reuses_solves_only_when_resumed_and_of_this_version(tmp_path):
     args = ("--datasets", "monk3", "--rows", "16", "--samples", "1", "--lambdas", "0", "--time-limit", "60")
     first = script("flowoct_paper.py", tmp_path, *args)

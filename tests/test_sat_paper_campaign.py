@@ -24,6 +24,8 @@ from odtk.datasets.catalog import data_dir  # noqa: E402
 from odtk.engines import nested_trees, sat_inference  # noqa: E402
 from odtk.experiments.worker import splits  # noqa: E402
 
+pytestmark = pytest.mark.slow  # a campaign on a local Dask cluster: a minute or more
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 sys.path.insert(0, str(EXAMPLES))
