@@ -220,8 +220,10 @@ def _start(problem: Problem, shape: nx.DiGraph, hyper: dict, strategy: str, heur
         graph, steps["heuristic"] = heuristic(problem, shape, hyper, heuristic_time, seed, budget)
         origin = "heuristic"
     if warm_start == "topology":
-        graph, steps["warm_start"] = topology_start(problem, shape, hyper, seed, budget)
-        origin = "warm_start"
+        started = topology_start(problem, shape, hyper, seed, budget)
+        if started is not None:  # None: no grown tree meets min_leaf, the MILP starts without one
+            graph, steps["warm_start"] = started
+            origin = "warm_start"
     elif warm_start is not None:
         graph, steps["warm_start"] = given_start(problem, warm_start, shape, hyper, seed, budget)
         origin = "warm_start"
