@@ -62,7 +62,8 @@ def best_score(values: np.ndarray, positive: np.ndarray, topology: Topology,
                max_card: int | None = None, proper: bool = False, max_card_ordinal: bool = False,
                min_leaf: int = 1) -> float:
     """The maximum of TP + C · TN over all trees of ``topology`` whose leaves each receive at
-    least ``min_leaf`` rows (−inf if none does), trying every allowed test at every node."""
+    least ``min_leaf`` rows when it is above 1 (−inf if none does), trying every allowed test
+    at every node."""
     lefts = _left_masks(values, subset_tests(n_values, ordinal, max_card, proper, max_card_ordinal))
 
     @lru_cache(maxsize=None)
@@ -71,7 +72,7 @@ def best_score(values: np.ndarray, positive: np.ndarray, topology: Topology,
         if node == "last":
             pos = positive[idx]
             return max((C * int((left[idx] & ~pos).sum()) + int((~left[idx] & pos).sum())
-                        for left in lefts if min(left[idx].sum(), (~left[idx]).sum()) >= min_leaf),
+                        for left in lefts if min_leaf <= 1 or min(left[idx].sum(), (~left[idx]).sum()) >= min_leaf),
                        default=-np.inf)
         _, left_child, right_child = node
         return max(best(left_child, tuple(idx[left[idx]]))
