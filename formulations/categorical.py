@@ -405,13 +405,13 @@ def _extensions(m: pyo.AbstractModel) -> None:
 
 def _leaf_size(m: pyo.AbstractModel) -> None:
     m.reach_left = pyo.Constraint(
-        m.K, m.I, doc="odtk's min_leaf: Σ_{b∈L(k)} r^i_b ≤ L(i, k)",
+        m.K, m.I, doc="(odtk, min_leaf) Σ_{b∈L(k)} r^i_b ≤ L(i, k)",
         rule=lambda m, k, i: _reach(m, k, i, m.L[k], left=True))
     m.reach_right = pyo.Constraint(
-        m.K, m.I, doc="odtk's min_leaf: Σ_{b∈R(k)} r^i_b ≤ R(i, k)",
+        m.K, m.I, doc="(odtk, min_leaf) Σ_{b∈R(k)} r^i_b ≤ R(i, k)",
         rule=lambda m, k, i: _reach(m, k, i, m.R[k], left=False))
     m.leaf_size = pyo.Constraint(
-        m.B, doc="odtk's min_leaf: Σ_i c^i_b + Σ_i r^i_b ≥ min_leaf, the rows leaf b receives",
+        m.B, doc="(odtk, min_leaf) Σ_i c^i_b + Σ_i r^i_b ≥ min_leaf: the rows leaf b receives",
         rule=lambda m, b: pyo.Constraint.Skip if pyo.value(m.min_leaf) <= 1 else (
             sum(m.c[i, b] for i in m.I if (i, b) in m.CI)
             + sum(m.r[i, b] for i in m.I if (i, b) in m.CR) >= m.min_leaf))
