@@ -118,7 +118,8 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     in sorted order); its options are ``class_weight``, ``max_card`` (with ``max_card_ordinal``),
     ``rate`` with ``min_rate``, ``min_leaf`` (rows every leaf receives, at least), ``numeric``,
     ``feature_selection`` (with ``min_groups`` and ``selection_share``), the improvement
-    switches and ``configuration``, one of the paper's named sets of them (``"all"``, ``"nothing"``, ``"no-anchor"``, ``"no-relax"``, ``"no-strength"``).
+    switches and ``configuration``, one of the paper's named sets of them (``"all"``,
+    ``"nothing"``, ``"no-anchor"``, ``"no-relax"``, ``"no-strength"``).
     ``sample_weight`` (the MILPs: FlowOCT, BendersOCT, BinOCT, OCT, ODD, categorical): a
     non-negative weight per training row, which multiplies the row's term in the objective
     (default: 1 each; ODD's error rate becomes the weighted error over the total weight); side
