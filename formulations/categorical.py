@@ -129,7 +129,8 @@ Departures from the paper that remain:
 Symbols → Pyomo components: I, N+ / N− (sets I, I_pos, I_neg); J, G, J(g) (J, G, J_g[g]);
 {j: x^i_j = 1} (X1[i]); K, K_I, K_L (K, K_internal, K_last); B, B+ / B− (B, B_pos, B_neg);
 L(k), R(k) (L[k], R[k]); c^i_b over the pairs CI; v, z, w (v[k,g], z[k,j], w[k,g] over G_w:
-the ordered groups G_ordinal and §4.5's G_card); C (class_weight); max.card (max_card); ω_i (weight[i]); odtk's r^i_b (r over CR), m (min_leaf).
+the ordered groups G_ordinal and §4.5's G_card); C (class_weight); max.card (max_card); ω_i (weight[i]);
+odtk's r^i_b (r over CR), m (min_leaf).
 """
 from __future__ import annotations
 

@@ -221,8 +221,9 @@ class CategoricalTreeClassifier(SolvedClassifier):
     def __init__(self, topology: Any = None, max_depth: int | None = None, solver: str | None = None,
                  positive_class: Any = None, class_weight: dict | str | None = None,
                  max_card: int | None = None, rate: str = "accuracy", min_rate: float | None = None,
-                 min_samples_leaf: int = 1, numeric: str = "ordinal", bins: int = 10, categorical: list[str] | None = None,
-                 feature_selection: str = "all", improvements: dict[str, str] | None = None,
+                 min_samples_leaf: int = 1, numeric: str = "ordinal", bins: int = 10,
+                 categorical: list[str] | None = None, feature_selection: str = "all",
+                 improvements: dict[str, str] | None = None,
                  time_limit: float | None = DEFAULT_TIME_LIMIT, mip_gap: float | None = None,
                  n_jobs: int | None = None, random_state: Any = None, verbose: bool = False):
         self.topology = topology
