@@ -69,6 +69,20 @@ Extensions:
   bound. ``max_card_ordinal="on"`` is odtk's own, not the paper's (off by
   default): ordered groups with more than m bins get Σ_{j∈J(g)} z^k_j ≤ m·v^k_g,
   at most m bins left.
+* ``min_leaf`` = m (odtk's own, not the paper's; scikit-learn's ``min_samples_leaf``, default 1):
+  every leaf receives at least m training rows. Formulation (8) has no variable for "row i
+  reaches leaf b" — c^i_b only says row i is classified correctly there, and (14) drops it for
+  the leaves of the other class — so odtk adds a continuous r^i_b ∈ [0, 1] for the pairs
+  (i, b) without a c^i_b (the set CR), bounded like (11)–(12) by
+  Σ_{b∈L(k)} r^i_b ≤ L(i, k) and Σ_{b∈R(k)} r^i_b ≤ R(i, k), and ::
+
+      Σ_{i: (i,b)∈CI} c^i_b + Σ_{i: (i,b)∈CR} r^i_b ≥ m                          b ∈ B.
+
+  Both c and r are at most 1 only where row i reaches b, and can reach 1 there, so a tree
+  meets the rows exactly when each of its leaves holds at least m rows. Skipped (no CR, no
+  rows) when m ≤ 1, so the default leaves the optimum and the model unchanged; with m > 1 an
+  optimum can only fall (a test sending no value left empties a leaf and is then excluded), and
+  v and the last-level z are kept integer (Proposition 3 is not proven with these rows).
 * (9) Σ_{j∈J(g)} z^k_j ≥ v^k_g and (10) Σ_{j∈J(g)} z^k_j ≤ (``|J(g)|`` − 1) v^k_g
   (``proper_subsets="on"``): every test sends some value each way. The paper states them and
   does not use them.
@@ -115,7 +129,8 @@ Departures from the paper that remain:
 Symbols → Pyomo components: I, N+ / N− (sets I, I_pos, I_neg); J, G, J(g) (J, G, J_g[g]);
 {j: x^i_j = 1} (X1[i]); K, K_I, K_L (K, K_internal, K_last); B, B+ / B− (B, B_pos, B_neg);
 L(k), R(k) (L[k], R[k]); c^i_b over the pairs CI; v, z, w (v[k,g], z[k,j], w[k,g] over G_w:
-the ordered groups G_ordinal and §4.5's G_card); C (class_weight); max.card (max_card); ω_i (weight[i]).
+the ordered groups G_ordinal and §4.5's G_card); C (class_weight); max.card (max_card); ω_i (weight[i]);
+odtk's r^i_b (r over CR), m (min_leaf).
 """
 from __future__ import annotations
 
@@ -137,7 +152,7 @@ SKELETON = "topology"
 # numeric hyper-parameters: (lowest, highest, default); choices: (default, *other allowed values)
 HYPERPARAMETERS = {"class_weight": (0.0, 1e6, 1.0), "max_card": (1, 10**6, None),
                    "min_rate": (0.0, 1.0, None), "min_groups": (1, 10**6, 4),
-                   "selection_share": (0.01, 1.0, 0.9)}
+                   "selection_share": (0.01, 1.0, 0.9), "min_leaf": (0, 10**6, 1)}
 CHOICES: dict[str, tuple] = {
     "inequalities": ("strong", "weak"), "anchors": ("on", "off", "w"), "projection": ("on", "off"),
     "integrality": ("relaxed", "full"), "numeric": ("ordinal", "categorical"),
@@ -154,7 +169,7 @@ CONFIGURATIONS: dict[str, dict[str, str]] = {
     "no-relax": {"anchors": "on", "integrality": "full", "inequalities": "strong", "projection": "on"},
     "no-strength": {"anchors": "on", "integrality": "relaxed", "inequalities": "weak", "projection": "on"},
 }
-SIDE_CONSTRAINTS = ("max_card", "max_card_ordinal", "min_rate", "proper_subsets")
+SIDE_CONSTRAINTS = ("max_card", "max_card_ordinal", "min_leaf", "min_rate", "proper_subsets")
 IMPROVEMENTS = {"inequalities": ("strong", "weak"), "anchors": ("on", "off"),
                 "projection": ("on", "off"), "integrality": ("relaxed", "full")}  # (on, off)
 POSITIVE = 1  # class index of the positive class; the negative class is 0
@@ -173,6 +188,7 @@ def build_model() -> pyo.AbstractModel:
     _ordered_groups(m)
     _cardinality(m)
     _extensions(m)
+    _leaf_size(m)
     return m
 
 
@@ -211,6 +227,10 @@ def _sets_and_params(m: pyo.AbstractModel) -> None:
     m.KB_right = pyo.Set(dimen=2, initialize=lambda m: [(k, b) for k in m.K for b in m.R[k]],
                          doc="(k, b) with b ∈ R(k)")
     m.CI = pyo.Set(dimen=2, doc="pairs (i, b) with a variable c^i_b ((14) drops wrong-class ones)")
+    m.CR = pyo.Set(dimen=2, doc="odtk's min_leaf: pairs (i, b) without a c^i_b, given an r^i_b "
+                   "(empty unless min_leaf > 1)")
+    m.min_leaf = pyo.Param(within=pyo.NonNegativeIntegers, default=1,
+                           doc="odtk's min_leaf: training rows every leaf receives, at least")
     m.class_weight = pyo.Param(within=pyo.NonNegativeReals, default=1.0, doc="C in (8a)")
     m.weight = pyo.Param(m.I, within=pyo.NonNegativeReals, default=1.0,
                          doc="ω_i: weight of row i in (8a) and (16) (1 unless sample weights are given)")
@@ -230,6 +250,8 @@ def _variables(m: pyo.AbstractModel) -> None:
                   doc="§4.4: 1 = '≥' test (z increasing), 0 = '≤'; §4.5: 1 = at most max.card "
                       "values go left, 0 = at most max.card go right")
     m.c = pyo.Var(m.CI, domain=_c_domain, bounds=(0, 1), doc="row i is classified correctly at leaf b")
+    m.r = pyo.Var(m.CR, domain=pyo.Reals, bounds=(0, 1),
+                  doc="odtk's min_leaf: row i reaches leaf b (the pairs without a c^i_b)")
 
 
 def _v_domain(m, k, g):
@@ -382,6 +404,28 @@ def _extensions(m: pyo.AbstractModel) -> None:
             else _correct(m, m.I_pos, m.B_pos)) >= m.min_count)
 
 
+def _leaf_size(m: pyo.AbstractModel) -> None:
+    m.reach_left = pyo.Constraint(
+        m.K, m.I, doc="(odtk, min_leaf) Σ_{b∈L(k)} r^i_b ≤ L(i, k)",
+        rule=lambda m, k, i: _reach(m, k, i, m.L[k], left=True))
+    m.reach_right = pyo.Constraint(
+        m.K, m.I, doc="(odtk, min_leaf) Σ_{b∈R(k)} r^i_b ≤ R(i, k)",
+        rule=lambda m, k, i: _reach(m, k, i, m.R[k], left=False))
+    m.leaf_size = pyo.Constraint(
+        m.B, doc="(odtk, min_leaf) Σ_i c^i_b + Σ_i r^i_b ≥ min_leaf: the rows leaf b receives",
+        rule=lambda m, b: pyo.Constraint.Skip if pyo.value(m.min_leaf) <= 1 else (
+            sum(m.c[i, b] for i in m.I if (i, b) in m.CI)
+            + sum(m.r[i, b] for i in m.I if (i, b) in m.CR) >= m.min_leaf))
+
+
+def _reach(m, k, i, leaves, left: bool):
+    """Σ_{b∈leaves} r^i_b ≤ L(i, k) or R(i, k), where row i has some r^i_b there."""
+    reached = [m.r[i, b] for b in leaves if (i, b) in m.CR]
+    if not reached:
+        return pyo.Constraint.Skip
+    return sum(reached) <= (_goes_left(m, k, i) if left else 1 - _goes_left(m, k, i))
+
+
 # --------------------------------------------------------------------------- data
 def topology(skeleton: nx.DiGraph) -> tuple[list, list, list, dict, dict, dict]:
     """(internal nodes, last-level nodes, leaves, L(k), R(k), children) of a tree skeleton
@@ -445,11 +489,12 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
               groups: list[list[int]], ordinal: list[bool], class_weight: float = 1.0,
               max_card: int | None = None, min_rate: float | None = None, min_groups: int = 4,
               selection_share: float = 0.9, sample_weight: np.ndarray | None = None,
-              **choices: str) -> dict:
+              min_leaf: int = 1, **choices: str) -> dict:
     """Pyomo data: ``X`` one-hot 0/1 (one 1 per group and row), ``y`` in {0, 1} (1 positive).
 
     ``groups`` lists each group's column indices in order; ``ordinal[g]`` marks ordered bins.
-    ``sample_weight`` weighs each row in (8a) and (16) (default 1); (15) counts rows.
+    ``sample_weight`` weighs each row in (8a) and (16) (default 1); (15) counts rows, and so does
+    ``min_leaf`` (every leaf receives at least this many rows; 0 and 1 add nothing).
     ``choices`` are the CHOICES (improvement switches and extensions), defaults as in CHOICES.
     """
     switch = configured({name: choices.get(name, allowed[0]) for name, allowed in CHOICES.items()})
@@ -475,10 +520,11 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
         "X1": {i: np.flatnonzero(X[i]).tolist() for i in rows},
         "K": {None: internal + last}, "K_internal": {None: internal}, "K_last": {None: last},
         "K_mirror": {None: [k for k in internal if _symmetric(skeleton, children[k])]},
-        "relaxed": {None: _proposition_3_applies(switch, roles)},
+        "relaxed": {None: _proposition_3_applies(switch, roles) and min_leaf <= 1},
         "B": {None: leaves}, "B_pos": {None: positive_leaves},
         "B_neg": {None: [b for b in leaves if b not in positive_leaves]},
-        "L": left, "R": right, "CI": {None: pairs},
+        "L": left, "R": right, "CI": {None: pairs}, "min_leaf": {None: int(min_leaf)},
+        "CR": {None: _unpaired(rows, leaves, pairs) if min_leaf > 1 else []},
         "class_weight": {None: float(class_weight)},
         "min_count": {None: 0 if min_rate is None else math.ceil(min_rate * other - 1e-9)},
         "max_card": {None: max_card or 0},
@@ -486,6 +532,12 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
         "group_of": {j: g for g, members in enumerate(groups) for j in members}, "switch": switch,
         **({} if sample_weight is None else {"weight": dict(enumerate(map(float, sample_weight)))}),
     }}
+
+
+def _unpaired(rows: list, leaves: list, pairs: list) -> list:
+    """odtk's min_leaf: the pairs (i, b) that (14) left without a c^i_b, in row order."""
+    paired = set(pairs)
+    return [(i, b) for i in rows for b in leaves if (i, b) not in paired]
 
 
 def configured(switch: dict[str, str]) -> dict[str, str]:

@@ -116,9 +116,10 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     ``skeleton`` is one of ``depth-2``, ``depth-2.5``, ``depth-3``, ``imbalanced`` or a
     ``networkx.DiGraph``; ``positive_class`` names its positive class (default: the second
     in sorted order); its options are ``class_weight``, ``max_card`` (with ``max_card_ordinal``),
-    ``rate`` with ``min_rate``, ``numeric``, ``feature_selection`` (with ``min_groups`` and
-    ``selection_share``), the improvement switches and ``configuration``, one of the paper's
-    named sets of them (``"all"``, ``"nothing"``, ``"no-anchor"``, ``"no-relax"``, ``"no-strength"``).
+    ``rate`` with ``min_rate``, ``min_leaf`` (rows every leaf receives, at least), ``numeric``,
+    ``feature_selection`` (with ``min_groups`` and ``selection_share``), the improvement
+    switches and ``configuration``, one of the paper's named sets of them (``"all"``,
+    ``"nothing"``, ``"no-anchor"``, ``"no-relax"``, ``"no-strength"``).
     ``sample_weight`` (the MILPs: FlowOCT, BendersOCT, BinOCT, OCT, ODD, categorical): a
     non-negative weight per training row, which multiplies the row's term in the objective
     (default: 1 each; ODD's error rate becomes the weighted error over the total weight); side
@@ -220,8 +221,10 @@ def _start(problem: Problem, shape: nx.DiGraph, hyper: dict, strategy: str, heur
         graph, steps["heuristic"] = heuristic(problem, shape, hyper, heuristic_time, seed, budget)
         origin = "heuristic"
     if warm_start == "topology":
-        graph, steps["warm_start"] = topology_start(problem, shape, hyper, seed, budget)
-        origin = "warm_start"
+        started = topology_start(problem, shape, hyper, seed, budget)
+        if started is not None:  # None: no grown tree meets min_leaf, the MILP starts without one
+            graph, steps["warm_start"] = started
+            origin = "warm_start"
     elif warm_start is not None:
         graph, steps["warm_start"] = given_start(problem, warm_start, shape, hyper, seed, budget)
         origin = "warm_start"

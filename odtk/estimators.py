@@ -214,8 +214,9 @@ class CategoricalTreeClassifier(SolvedClassifier):
     negative class's weight over the positive class's. ``fit`` takes ``sample_weight``, which
     multiplies each row's term in the objective (with ``class_weight``, as in scikit-learn).
     ``rate`` ("sensitivity" or "specificity") with ``min_rate`` maximises one training rate
-    subject to a minimum of the other. ``min_samples_leaf`` does not apply: the formulation has
-    no bound on a leaf's rows. ``improvements`` passes further model options: the
+    subject to a minimum of the other. ``min_samples_leaf`` (default 1): every leaf receives at
+    least this many training rows (the model's ``min_leaf``, odtk's own constraint; rows, not
+    weights). ``improvements`` passes further model options: the
     paper's switches (``{"anchors": "off"}``), one of its named configurations
     (``{"configuration": "no-relax"}``: ``"all"``, ``"nothing"``, ``"no-anchor"``,
     ``"no-relax"``, ``"no-strength"``), ``max_card_ordinal``, and ``min_groups`` and
@@ -227,8 +228,9 @@ class CategoricalTreeClassifier(SolvedClassifier):
     def __init__(self, topology: Any = None, max_depth: int | None = None, solver: str | None = None,
                  positive_class: Any = None, class_weight: dict | str | None = None,
                  max_card: int | None = None, rate: str = "accuracy", min_rate: float | None = None,
-                 numeric: str = "ordinal", bins: int = 10, categorical: list[str] | None = None,
-                 feature_selection: str = "all", improvements: dict[str, str] | None = None,
+                 min_samples_leaf: int = 1, numeric: str = "ordinal", bins: int = 10,
+                 categorical: list[str] | None = None, feature_selection: str = "all",
+                 improvements: dict[str, str] | None = None,
                  time_limit: float | None = DEFAULT_TIME_LIMIT, mip_gap: float | None = None,
                  n_jobs: int | None = None, random_state: Any = None, verbose: bool = False):
         self.topology = topology
@@ -239,6 +241,7 @@ class CategoricalTreeClassifier(SolvedClassifier):
         self.max_card = max_card
         self.rate = rate
         self.min_rate = min_rate
+        self.min_samples_leaf = min_samples_leaf
         self.numeric = numeric
         self.bins = bins
         self.categorical = categorical
@@ -278,6 +281,7 @@ class CategoricalTreeClassifier(SolvedClassifier):
 
     def _solve(self, frame: pd.DataFrame, y: np.ndarray, sample_weight: np.ndarray | None) -> SolveResult:
         _whole("bins", self.bins, 2)
+        _whole("min_samples_leaf", self.min_samples_leaf, 1)
         data = inputs.from_arrays(frame, y, categorical=self.categorical)
         topology = "depth-2" if self.topology is None and self.max_depth is None else self.topology
         return api.solve(
@@ -285,6 +289,7 @@ class CategoricalTreeClassifier(SolvedClassifier):
             max_thresholds=self.bins - 1, positive_class=self.positive_class,
             class_weight=self._negative_weight(y, sample_weight), sample_weight=sample_weight,
             max_card=self.max_card, rate=self.rate, min_rate=self.min_rate, numeric=self.numeric,
+            min_leaf=int(self.min_samples_leaf),
             feature_selection=self.feature_selection, **(self.improvements or {}))
 
 

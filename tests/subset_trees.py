@@ -59,8 +59,10 @@ def _left_masks(values: np.ndarray, tests: list[Test]) -> list[np.ndarray]:
 
 def best_score(values: np.ndarray, positive: np.ndarray, topology: Topology,
                n_values: list[int], ordinal: list[bool], C: float = 1.0,
-               max_card: int | None = None, proper: bool = False, max_card_ordinal: bool = False) -> float:
-    """The maximum of TP + C · TN over all trees of ``topology``, trying every allowed test
+               max_card: int | None = None, proper: bool = False, max_card_ordinal: bool = False,
+               min_leaf: int = 1) -> float:
+    """The maximum of TP + C · TN over all trees of ``topology`` whose leaves each receive at
+    least ``min_leaf`` rows when it is above 1 (−inf if none does), trying every allowed test
     at every node."""
     lefts = _left_masks(values, subset_tests(n_values, ordinal, max_card, proper, max_card_ordinal))
 
@@ -69,8 +71,9 @@ def best_score(values: np.ndarray, positive: np.ndarray, topology: Topology,
         idx = np.array(rows, dtype=int)
         if node == "last":
             pos = positive[idx]
-            return max(C * int((left[idx] & ~pos).sum()) + int((~left[idx] & pos).sum())
-                       for left in lefts)
+            return max((C * int((left[idx] & ~pos).sum()) + int((~left[idx] & pos).sum())
+                        for left in lefts if min_leaf <= 1 or min(left[idx].sum(), (~left[idx]).sum()) >= min_leaf),
+                       default=-np.inf)
         _, left_child, right_child = node
         return max(best(left_child, tuple(idx[left[idx]]))
                    + best(right_child, tuple(idx[~left[idx]])) for left in lefts)

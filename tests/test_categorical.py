@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -100,14 +101,14 @@ def solve(data, skeleton="depth-2", positive_class=POS, **options) -> odtk.Solve
 
 def oracle(instance: Instance, skeleton="depth-2", positive_class=POS, class_weight=1.0,
            max_card=None, proper_subsets="off", numeric="ordinal", max_card_ordinal="off",
-           **_improvements) -> float:
+           min_leaf=1, **_improvements) -> float:
     """The best TP + C·TN over all trees of the topology, with odtk's options translated."""
     topology = ORACLE_TOPOLOGY.get(skeleton, skeleton)
     positive = instance.positive if positive_class == POS else ~instance.positive
     ordinal = instance.ordinal if numeric == "ordinal" else [False] * len(instance.ordinal)
     return best_score(instance.values, positive, topology, instance.n_values, ordinal, C=class_weight,
                       max_card=max_card, proper=proper_subsets == "on",
-                      max_card_ordinal=max_card_ordinal == "on")
+                      max_card_ordinal=max_card_ordinal == "on", min_leaf=min_leaf)
 
 
 def single_group(column: list, labels: list) -> Instance:
@@ -696,3 +697,41 @@ def test_a_weighted_rate_weighs_its_class_and_min_rate_counts_rows():
     with pytest.raises(ConfigError, match="gives that class no weight"):
         odtk.solve("categorical", instance.dataset, skeleton="depth-2", positive_class=POS, rate="sensitivity",
                    min_rate=min_rate, sample_weight=np.where(positive, 0.0, 1.0))
+
+
+# --------------------------------------------------------------------------- min_leaf (odtk's own)
+@pytest.mark.parametrize("seed,options", [
+    pytest.param(0, {"min_leaf": 5}, id="defaults"),
+    pytest.param(3, {"min_leaf": 6}, id="ordinal"),
+    pytest.param(4, {"min_leaf": 6, **ALL_OFF}, id="all-off"),
+    pytest.param(5, {"min_leaf": 5, "projection": "off"}, id="projection-off"),
+    pytest.param(7, {"min_leaf": 7, "max_card": 1}, id="max_card"),
+])
+def test_min_leaf_reaches_the_oracle_optimum_and_fills_every_leaf(seed, options):
+    instance = random_case(seed)
+    result = solve(instance, **options)
+    assert result.objective == oracle(instance, **options) < oracle(instance)
+    leaves, counts = np.unique(result.model.graph.leaves(result.model.encoder.transform(instance.features)),
+                               return_counts=True)
+    assert len(leaves) == 4 and counts.min() >= options["min_leaf"]
+
+
+@pytest.mark.parametrize("seed", [0, 3])
+def test_min_leaf_1_is_the_default_optimum(seed):
+    instance = random_case(seed)
+    assert solve(instance, min_leaf=1).objective == solve(instance).objective == oracle(instance)
+
+
+def test_estimator_min_samples_leaf_fills_every_leaf_of_a_depth_3_tree():
+    """Whatever tree the solve returns (proven or stopped by the time limit) fills its leaves."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.choice(list("pqrs"), 48), "b": rng.choice(list("xyz"), 48),
+                      "c": rng.normal(size=48)})
+    y = (rng.random(48) < 0.4).astype(int)
+    estimator = odtk.CategoricalTreeClassifier(max_depth=3, random_state=0, min_samples_leaf=5,
+                                               class_weight="balanced", bins=4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", OdtkWarning)  # a time limit reached is fine here
+        fitted = estimator.fit(X, y)
+    leaves, counts = np.unique(fitted.apply(X), return_counts=True)
+    assert len(leaves) == 8 and counts.min() >= 5

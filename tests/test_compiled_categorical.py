@@ -35,6 +35,8 @@ OPTIONS = {  # every switch and parameter that adds, drops or changes rows, colu
     "feature_selection": {"feature_selection": "cart", "min_groups": 2, "selection_share": 0.7},
     "class_weight=2.5": {"class_weight": 2.5},
     "class_weight=0": {"class_weight": 0.0},
+    "min_leaf=3": {"min_leaf": 3},
+    "min_leaf=3,projection=off,weak": {"min_leaf": 3, "projection": "off", "inequalities": "weak", "anchors": "off"},
 }
 SKELETONS = ("depth-2", "depth-2.5", "imbalanced")
 

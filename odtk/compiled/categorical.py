@@ -1,7 +1,7 @@
 """Günlük et al.'s categorical trees (:mod:`odtk.formulations.categorical`) compiled from
 arrays: the tree rows (1), (2), (13) and §5.1's removed groups, the path rows (11)–(12) or
-(5)–(7), §4.4's ordered groups, §4.5's cardinality, (9)–(10), the rate (15) and the objective
-(8a) or (16), block by block, in the model's own terms."""
+(5)–(7), §4.4's ordered groups, §4.5's cardinality, (9)–(10), the rate (15), odtk's ``min_leaf`` rows and the
+objective (8a) or (16), block by block, in the model's own terms."""
 from __future__ import annotations
 
 import networkx as nx
@@ -50,6 +50,7 @@ def compile_instance(data: dict, X: np.ndarray, y: np.ndarray, skeleton: nx.DiGr
         mirror = positions(nodes, sets["K_mirror"][None])
         form.dense_rows(w[np.ix_(mirror, symmetric)].reshape(-1, 1), 1.0, 1.0, 1.0)
     _side_rows(form, sets, v, z, w, w_of, members)
+    _leaf_size_rows(form, sets, z, leaf_c, np.asarray(X) > 0.5)
     weight = (np.ones(len(positive_rows)) if "weight" not in sets
               else np.array([sets["weight"][i] for i in sets["I"][None]], dtype=float))
     _objective_and_rate(form, switch, sets, leaf_c, positive_rows, positive_leaves, weight)
@@ -104,6 +105,28 @@ def _reach_rows(form: FormBuilder, reach: np.ndarray, z_k: np.ndarray, row: np.n
               np.concatenate([reach[pair_row, pair_leaf], z_k[value[on_kept]]]),
               np.concatenate([np.ones(len(pair_row)), np.full(int(on_kept.sum()), -1.0 if left else 1.0)]),
               upper=0.0 if left else 1.0, count=int(kept.sum()))
+
+
+def _leaf_size_rows(form: FormBuilder, sets: dict, z: np.ndarray, leaf_c: np.ndarray, X: np.ndarray) -> None:
+    """odtk's ``min_leaf``: r^i_b over CR, Σ_{b∈L(k)} r^i_b ≤ L(i, k) and Σ_{b∈R(k)} r^i_b ≤ R(i, k),
+    and Σ_i c^i_b + Σ_i r^i_b ≥ min_leaf for every leaf b; nothing when min_leaf ≤ 1."""
+    limit = sets["min_leaf"][None]
+    if limit <= 1:
+        return
+    rows, leaves = sets["I"][None], sets["B"][None]
+    unpaired = sets["CR"][None]
+    leaf_r = np.full(leaf_c.shape, -1, dtype=np.int64)  # r^i_b's column, −1 where c^i_b stands
+    if unpaired:
+        row_index, leaf_index = (positions(rows, [i for i, _ in unpaired]),
+                                 positions(leaves, [b for _, b in unpaired]))
+        leaf_r[row_index, leaf_index] = form.keyed_variables("r", unpaired)
+    row, value = np.nonzero(X)
+    for k, node in enumerate(sets["K"][None]):
+        for side, reached in (("left", sets["L"][node]), ("right", sets["R"][node])):
+            _reach_rows(form, leaf_r[:, positions(leaves, reached)], z[k], row, value, side == "left")
+    reach = np.where(leaf_c >= 0, leaf_c, leaf_r)
+    leaf_of, row_of = np.nonzero((reach >= 0).T)
+    form.rows(leaf_of, reach[row_of, leaf_of], 1.0, lower=float(limit), count=len(leaves))
 
 
 def _ordered_rows(form: FormBuilder, steps: list, z: np.ndarray, w: np.ndarray, w_of: dict) -> None:

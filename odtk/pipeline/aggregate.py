@@ -14,8 +14,9 @@ Rows are kept apart where a constraint counts rows, not weights (a merged row wo
 - ODD: ``fairness`` ((19) counts the rows of each subgroup), stability, ``min_samples`` and
   ``min_share`` ((20) counts the rows through a node), and ``min_leaf`` above 1 (it counts the
   rows on each side of a node);
-- categorical: ``min_rate`` (a ``rate`` other than ``"accuracy"``: (15) counts rows) and
-  ``feature_selection="cart"`` (CART on a random share of the rows picks the groups).
+- categorical: ``min_rate`` (a ``rate`` other than ``"accuracy"``: (15) counts rows),
+  ``min_leaf`` above 1 (counts a leaf's rows) and ``feature_selection="cart"`` (CART on a
+  random share of the rows picks the groups).
 
 FlowOCT, BendersOCT and BinOCT have no such constraint. The decoded model is scored and
 self-checked on the original rows (:meth:`DistinctRows.score`).
@@ -68,7 +69,8 @@ def rows_kept_apart(key: str, hyper: dict[str, Any]) -> list[str]:
         "odd": {**{name: hyper.get(name) is not None for name in ("fairness", "min_samples", "min_share")},
                 "min_leaf": hyper.get("min_leaf", 1) > 1},
         "categorical": {"min_rate": hyper.get("rate", "accuracy") != "accuracy",
-                        "feature_selection": hyper.get("feature_selection") == "cart"},
+                        "feature_selection": hyper.get("feature_selection") == "cart",
+                        "min_leaf": hyper.get("min_leaf", 1) > 1},
     }.get(key, {})
     return [name for name, on in counting.items() if on]
 

@@ -22,7 +22,9 @@ own data, so the tree loads as a feasible MIP start
 forbids). The better tree by the model's ``objective_of`` is the start. With ``rate`` set,
 the rows of the rated class are worth their share of its weight and the other class's rows a
 price raised step by step (``RATE_PRICES``), then bisected towards the lowest that meets (15);
-the best tree that meets it is kept.
+the best tree that meets it is kept. With odtk's ``min_leaf`` above 1, only a tree whose every
+leaf receives that many rows is a start; when no grown tree does, there is none (the MILP
+starts without one rather than from a tree it must reject).
 """
 from __future__ import annotations
 
@@ -72,10 +74,11 @@ class _Rules:
         return size[allowed]
 
 
-def categorical_start(problem: Problem, shape: nx.DiGraph, hyper: dict, seed: int | None) -> nx.DiGraph:
+def categorical_start(problem: Problem, shape: nx.DiGraph, hyper: dict, seed: int | None) -> nx.DiGraph | None:
     """The best of the grown trees, in :func:`~odtk.formulations.categorical.decode`'s format
     (to be wrapped by ``problem.graph``): among those meeting the rate constraint (15), the
-    highest objective; if none meets it, the one closest to it."""
+    highest objective; if none meets it, the one closest to it. None when ``min_leaf`` is above 1
+    and no grown tree gives every leaf that many rows."""
     module = problem.module
     try:
         data = module.make_data(problem.X, problem.y, shape, len(problem.classes), **hyper, **problem.extra)[None]
@@ -89,7 +92,7 @@ def categorical_start(problem: Problem, shape: nx.DiGraph, hyper: dict, seed: in
     rate = data["switch"]["rate"]
     rated = positive if rate == "sensitivity" else ~positive
     unrated = ~rated if rate != "accuracy" else np.zeros_like(rated)
-    best, best_key = None, None  # the best tree and its (−shortfall of (15), objective)
+    best, best_key = None, None  # the best tree and its (leaves filled, −shortfall of (15), objective)
 
     def grown(worth: np.ndarray) -> bool:
         """Grow both trees for rows of this worth, keep the best; True if one meets (15)."""
@@ -102,7 +105,8 @@ def categorical_start(problem: Problem, shape: nx.DiGraph, hyper: dict, seed: in
             graph = problem.graph(tree)
             correct = graph.predict_index(problem.X) == problem.y
             shortfall = max(0, data["min_count"][None] - int(correct[unrated].sum()))
-            key = (-shortfall, problem.score(graph, shape, hyper)[0])
+            key = (_leaves_filled(graph, problem.X, len(data["B"][None]), data["min_leaf"][None]),
+                   -shortfall, problem.score(graph, shape, hyper)[0])
             if best_key is None or key > best_key:
                 best, best_key = tree, key
             met |= shortfall == 0
@@ -114,7 +118,16 @@ def categorical_start(problem: Problem, shape: nx.DiGraph, hyper: dict, seed: in
         share = weight / max(float(weight[rated].sum()), 1e-12)
         others = max(int(unrated.sum()), 1)
         _price_search(lambda price: grown(np.where(rated, share, price / others)))
-    return best
+    return best if best_key[0] else None
+
+
+def _leaves_filled(graph: Any, X: np.ndarray, n_leaves: int, min_leaf: int) -> bool:
+    """True when ``min_leaf`` ≤ 1 or each of the topology's ``n_leaves`` leaves receives at least
+    ``min_leaf`` rows of ``X`` (a test the tree dropped leaves a leaf empty)."""
+    if min_leaf <= 1:
+        return True
+    _, counts = np.unique(graph.leaves(X), return_counts=True)
+    return len(counts) == n_leaves and int(counts.min()) >= min_leaf
 
 
 def _price_search(grown_at: Callable[[float], bool]) -> None:

@@ -55,13 +55,17 @@ def default_start(problem: Problem) -> str | None:
 
 
 def topology_start(problem: Problem, shape: nx.DiGraph, hyper: dict, seed: int | None,
-                   budget: Budget) -> tuple[DecisionGraph, dict]:
-    """The categorical model's starting tree (:mod:`odtk.pipeline.categorical_start`), scored."""
+                   budget: Budget) -> tuple[DecisionGraph, dict] | None:
+    """The categorical model's starting tree (:mod:`odtk.pipeline.categorical_start`), scored;
+    None when no grown tree meets ``min_leaf``."""
     from odtk.pipeline.categorical_start import categorical_start
 
     began = time.perf_counter()
     with budget.stage("starting tree"):
-        graph = problem.graph(categorical_start(problem, shape, hyper, seed))
+        tree = categorical_start(problem, shape, hyper, seed)
+        if tree is None:
+            return None
+        graph = problem.graph(tree)
         objective, _ = problem.score(graph, shape, hyper)
     budget.report(incumbent=objective)
     return graph, {"objective": objective, "seconds": time.perf_counter() - began}
