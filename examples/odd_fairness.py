@@ -50,6 +50,7 @@ Run:  python examples/odd_fairness.py
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 
 import numpy as np
@@ -162,7 +163,7 @@ def run(args: argparse.Namespace) -> list[dict]:
     rows = []
     for setting in settings(args):
         key = {"constraint": setting.get("fairness", "none"), "xi": setting.get("xi")}
-        rows.append({**key, **solve_row(lambda: fair_row(train, test, setting, args))})
+        rows.append({**key, **solve_row(functools.partial(fair_row, train, test, setting, args))})
     return rows
 
 

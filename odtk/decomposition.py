@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
@@ -113,7 +114,7 @@ def _solve_iterative(instance, module: ModuleType, solver: str, options: SolverO
             remaining = None if deadline is None else max(deadline - time.perf_counter(), 0.01)
             seen: dict = {}  # cuts violated by the MIP solutions met during this round
             outcome = master.solve(dataclasses.replace(master_options, time_limit=remaining), start,
-                                   lambda: _remember(module.separate(instance), seen))
+                                   lambda seen=seen: _remember(module.separate(instance), seen))
             loop.count(outcome)
             if not outcome.has_solution:
                 violated = None

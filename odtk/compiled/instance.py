@@ -12,7 +12,8 @@ Pyomo component built: a variable is a view of one entry of a shared value vecto
 from __future__ import annotations
 
 import itertools
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 

@@ -26,8 +26,9 @@ the best tree that meets it is kept.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import networkx as nx
 import numpy as np

@@ -17,8 +17,8 @@ import signal
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import networkx as nx
 import numpy as np
