@@ -167,7 +167,8 @@ def _objective(m):
     return (1 - m.lam) * correct - m.lam * splits
 
 
-def tree_constraints(m: pyo.AbstractModel, numbers: tuple[str, str, str] = ("1.2, with p", "1.3, with p", "1.2–1.3, with p")) -> None:
+def tree_constraints(m: pyo.AbstractModel,
+                     numbers: tuple[str, str, str] = ("1.2, with p", "1.3, with p", "1.2–1.3, with p")) -> None:
     """The tree structure on ``b``, ``p``, ``w``: (1.2), (1.3) with ``p`` (numbered ``numbers``)."""
     m.branch_or_predict = pyo.Constraint(
         m.B, doc=f"({numbers[0]}) a branching node splits or predicts, unless an ancestor predicts",

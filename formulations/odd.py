@@ -695,8 +695,8 @@ def warm_start(instance, graph: nx.DiGraph, X: np.ndarray) -> None:
     ``graph`` follows the decoded convention (``weights``/``threshold`` or a binary
     ``feature`` per internal node, ``label`` at leaves), and its internal nodes carry
     ``layer``. Nodes are renumbered within their layer (in tree mode, to their tree
-    positions) and splits mirrored so that (11)–(12) hold; each intercept is re-fitted to the samples routed through its node. Side
-    constraints (tree mode, fairness, parsimony, stability) are not checked.
+    positions) and splits mirrored so that (11)–(12) hold; each intercept is re-fitted to the samples routed through its
+    node. Side constraints (tree mode, fairness, parsimony, stability) are not checked.
     """
     X = np.asarray(X, dtype=float)
     ids = _placement(instance, graph)

@@ -229,7 +229,8 @@ def _settings(raw: Any, where: str) -> dict[str, Any]:
     choices = {"strategy": api.STRATEGIES, "thresholds": THRESHOLDS}
     for name, allowed in choices.items():
         if name in settings and settings[name] not in allowed:
-            raise ConfigError(f"{where}: {name} must be one of {', '.join(allowed)}, got {reprlib.repr(settings[name])}.")
+            raise ConfigError(f"{where}: {name} must be one of {', '.join(allowed)}, "
+                              f"got {reprlib.repr(settings[name])}.")
     if settings.get("warm_start", "auto") not in WARM_STARTS:
         raise ConfigError(f"{where}: warm_start must be auto, best, cart or null (no warm start), "
                           f"got {reprlib.repr(settings['warm_start'])}.")
@@ -238,7 +239,8 @@ def _settings(raw: Any, where: str) -> dict[str, Any]:
     if settings.get("max_thresholds") is not None:
         _whole(settings["max_thresholds"], f"{where}: max_thresholds", 1)
     if not isinstance(settings.get("positive_class", ""), (str, int, float)):
-        raise ConfigError(f"{where}: positive_class must be one class label, got {reprlib.repr(settings['positive_class'])}.")
+        raise ConfigError(f"{where}: positive_class must be one class label, "
+                          f"got {reprlib.repr(settings['positive_class'])}.")
     return settings
 
 

@@ -7,8 +7,8 @@ skips the runs already done (and the failed ones unless ``retry_failed``), so a 
 killed midway finishes where it stopped; a run recorded by another odtk code or solver
 version is run again (its old row kept, see :mod:`odtk.experiments.store`). Runs are claimed
 in the database before they start, so a second campaign on the same database leaves them to
-the first while the first's lease holds (:mod:`odtk.experiments.claims`). On Dask, each run's result is released as soon as it
-is recorded, so that a worker lost later makes Dask compute no recorded run again. Ctrl-C stops the local
+the first while the first's lease holds (:mod:`odtk.experiments.claims`). On Dask, each run's result is released as soon
+as it is recorded, so that a worker lost later makes Dask compute no recorded run again. Ctrl-C stops the local
 workers at once and records nothing of the runs under way; a lost Dask scheduler ends the
 campaign with one line, the runs it did not finish left for the next run. A campaign none of
 whose runs succeeds (a missing input, a broken install) ends with one line and an error once

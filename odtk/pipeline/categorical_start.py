@@ -214,7 +214,8 @@ class _Grower:
             if keep and gains[0].max() > best[0]:
                 test = (g, masks[0, gains[0].argmax()])
             best = np.maximum(best, gains.max(axis=1))
-        return pos[:, self.rules.groups[0]].sum(axis=1) + np.where(np.isfinite(best), best, 0.0), test or self._nothing_left()
+        scores = pos[:, self.rules.groups[0]].sum(axis=1) + np.where(np.isfinite(best), best, 0.0)
+        return scores, test or self._nothing_left()
 
     def _nothing_left(self) -> tuple:
         """The test sending every row right, where the model allows no test at all."""
@@ -236,7 +237,8 @@ class _Grower:
             (g, masks, [(None, None)] * len(masks)) for g, masks in self._all_options(totals)]
         if not candidates:  # no allowed test (proper subsets of one-value groups): every row right
             return *self._nothing_left(), (None, None)
-        left = [np.concatenate([masks.astype(matrix.dtype) @ matrix[self.rules.groups[g]] for g, masks, _ in candidates])
+        left = [np.concatenate([masks.astype(matrix.dtype) @ matrix[self.rules.groups[g]]
+                                for g, masks, _ in candidates])
                 for matrix in joint]
         score = self._last_scores(*left)[0] + self._last_scores(totals[0] - left[0], totals[1] - left[1])[0]
         flat = [(g, mask, below) for g, masks, belows in candidates for mask, below in zip(masks, belows)]

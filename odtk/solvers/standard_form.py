@@ -161,8 +161,8 @@ def append_rows(form: StandardForm, rows: list[LazyRow]) -> None:
 
 def lazy_rows(form: StandardForm, separate: Callable[[], list]) -> Callable[[np.ndarray], list[LazyRow]]:
     """Wrap ``separate`` (reads the instance's values, returns violated inequalities
-    ``expression <= constant``: Pyomo's, or a compiled instance's rows) as a callback on solution vectors of ``form`` (lazy rows at
-    incumbents or user cuts at fractional points)."""
+    ``expression <= constant``: Pyomo's, or a compiled instance's rows) as a callback on solution vectors of ``form``
+    (lazy rows at incumbents or user cuts at fractional points)."""
     from pyomo.repn import generate_standard_repn
 
     compiled = hasattr(form.columns, "values")  # its cuts are rows already
