@@ -131,7 +131,7 @@ class Budget:
         self.request_stop(signum)
         if self._waiting and first:
             return
-        raise Stopped(self.signal)
+        raise Stopped(signum if self.signal is None else self.signal)
 
     # -- stages and progress ---------------------------------------------------------------
     @contextlib.contextmanager

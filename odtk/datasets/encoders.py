@@ -264,9 +264,10 @@ class FeatureEncoder:
         plan = self._plan(columns)
         matrix = self._array(data)
         numbers = None if matrix is None else self._matrix(matrix)
-        if numbers is None:
+        if matrix is None or numbers is None:
             table = as_table(data, list(self.kinds_))
-            read = {name: self._checked(table, name, kind, name in plan) for name, kind in self.kinds_.items()}
+            checked = {name: self._checked(table, name, kind, name in plan) for name, kind in self.kinds_.items()}
+            read = {name: values for name, values in checked.items() if values is not None}
         else:
             table = Table({}, len(matrix))
             read = {name: np.ascontiguousarray((matrix if self.kinds_[name] == "categorical" else numbers)[:, k])
