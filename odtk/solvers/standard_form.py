@@ -57,7 +57,7 @@ class StandardForm:
     col_upper: np.ndarray
     integer: np.ndarray
     maximize: bool
-    columns: list
+    columns: Any  # Pyomo's variables (a list), or a compiled instance's Columns
     cutoff: float | None = None  # a solution must be at least this good (objective units)
     start: np.ndarray | None = None  # warm-start values (NaN where a variable has none)
     # lazy constraints: solution vector → violated rows (column indices, coefficients, upper rhs)
