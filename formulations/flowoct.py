@@ -89,6 +89,7 @@ correctly classified samples.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import networkx as nx
@@ -300,7 +301,7 @@ def _gather(instance) -> _CutData:
     return data
 
 
-def _values(variables: list) -> np.ndarray:
+def _values(variables: Sequence | np.ndarray) -> np.ndarray:
     return np.fromiter((v.value or 0.0 for v in variables), dtype=float, count=len(variables))
 
 

@@ -751,7 +751,7 @@ def _placement(instance, graph: nx.DiGraph) -> dict:
 
 def _layer_positions(instance, graph: nx.DiGraph, by_layer: dict[int, list]) -> dict:
     """Internal nodes fill their layer's slots by non-increasing in-degree, as (12) asks."""
-    ids = {}
+    ids: dict = {}
     for l, nodes in by_layer.items():
         slots = list(instance.VL[l])
         if len(nodes) > len(slots):

@@ -21,7 +21,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -81,6 +81,12 @@ class Budget:
     def remaining(self) -> float | None:
         """Seconds left (never negative); None without a limit."""
         return None if self.deadline is None else max(self.deadline - time.monotonic(), 0.0)
+
+    @overload
+    def share(self, fraction: float, at_most: float) -> float: ...
+
+    @overload
+    def share(self, fraction: float, at_most: None = None) -> float | None: ...
 
     def share(self, fraction: float, at_most: float | None = None) -> float | None:
         """``fraction`` of the time left, capped at ``at_most`` (None: no limit, no cap)."""

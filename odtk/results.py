@@ -80,7 +80,8 @@ class SolveResult:
         ]
         for name, step in self.steps.items():
             value = "none" if step.get("objective") is None else f"{step['objective']:.6g}"
-            note = {True: ", the MILP's start", False: ", breaks a side constraint: not the MILP's start"}
+            note: dict[bool | None, str] = {True: ", the MILP's start",
+                                            False: ", breaks a side constraint: not the MILP's start"}
             cuts = f", {step['cuts']} cuts in {step['rounds']} rounds ({step['scheme']})" if "cuts" in step else ""
             lines.append(f"step        {name}: objective {value} in {step['seconds']:.2f}s"
                          f"{note.get(step.get('warm_start'), '')}{cuts}{_statistics(step)}")

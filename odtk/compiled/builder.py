@@ -84,8 +84,8 @@ class FormBuilder:
         column = np.asarray(column, dtype=np.int64).ravel()
         coefficient = np.broadcast_to(np.asarray(coefficient, dtype=float), column.shape)
         if count is None:
-            sized = [np.ndim(bound) for bound in (lower, upper)]
-            count = (np.shape(lower)[0] if sized[0] else np.shape(upper)[0]) if any(sized) else (int(row.max()) + 1 if len(row) else 0)
+            sized = [np.shape(bound) for bound in (lower, upper) if np.ndim(bound)]
+            count = sized[0][0] if sized else (int(row.max()) + 1 if len(row) else 0)
         if len(row) and (row.min() < 0 or row.max() >= count):
             raise ValueError("row indices must lie in 0 … count-1")
         self._row_parts.append((row + self.n_rows, column, coefficient))

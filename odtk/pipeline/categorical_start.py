@@ -152,7 +152,8 @@ def _cart(rules: _Rules, X: np.ndarray, codes: np.ndarray, y: np.ndarray, worth:
     None for a bin index); None when no row is worth anything."""
     if not worth.sum() > 0:
         return None
-    columns, meaning = [], []
+    columns: list[np.ndarray] = []
+    meaning: list[tuple[int, int | None]] = []
     for g in rules.allowed:
         if g in rules.ordered:
             columns.append(codes[:, g])
@@ -240,7 +241,7 @@ class _Grower:
         left = [np.concatenate([masks.astype(matrix.dtype) @ matrix[self.rules.groups[g]]
                                 for g, masks, _ in candidates])
                 for matrix in joint]
-        score = self._last_scores(*left)[0] + self._last_scores(totals[0] - left[0], totals[1] - left[1])[0]
+        score = self._last_scores(left[0], left[1])[0] + self._last_scores(totals[0] - left[0], totals[1] - left[1])[0]
         flat = [(g, mask, below) for g, masks, belows in candidates for mask, below in zip(masks, belows)]
         return flat[int(score.argmax())]
 
