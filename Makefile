@@ -49,7 +49,7 @@ test: $(VENV)/.odtk-test
 	$(BIN)/python -m pytest -q -n auto --dist loadfile --durations=15
 
 # The newest release of every dependency, upper bounds dropped (lower bounds kept), then the
-# tests that run every solver and the agreement harness. Not part of CI.
+# tests that run every solver and the agreement harness, a worker per core. Not part of CI.
 test-latest:
 	rm -rf $(LATEST)
 	$(PYTHON) -m venv $(LATEST)
@@ -57,11 +57,11 @@ test-latest:
 	$(LATEST)/bin/python -m pip install --quiet --no-deps -e .
 	$(LATEST)/bin/python tests/latest_requirements.py $(EXTRAS) > $(LATEST)/requirements.txt
 	$(LATEST)/bin/python -m pip install --quiet --upgrade -r $(LATEST)/requirements.txt
-	$(LATEST)/bin/python -m pip list 2>/dev/null | grep -i -E "^(highspy|pyomo|cbcbox|gurobipy|cplex|pyscipopt|python-sat|numpy|pandas|scipy|scikit-learn|numba|tqdm) "
-	$(LATEST)/bin/python -m pytest -q tests/test_solvers.py tests/test_agreement.py \
+	$(LATEST)/bin/python -m pip list 2>/dev/null | grep -i -E "^(highspy|pyomo|cbcbox|gurobipy|cplex|pyscipopt|python-sat|numpy|pandas|scipy|networkx|scikit-learn|numba|llvmlite|tqdm|click|pyyaml|matplotlib|dask) "
+	$(LATEST)/bin/python -m pytest -q -n auto --dist loadfile tests/test_solvers.py tests/test_agreement.py \
 		tests/test_benders.py tests/test_flowoct.py tests/test_oct.py tests/test_binoct.py \
 		tests/test_odd.py tests/test_categorical.py tests/test_sat_inference.py \
-		tests/test_warm_start.py tests/test_solver_faults.py tests/test_numerical_safety.py
+		tests/test_warm_start.py tests/test_solver_faults.py tests/test_numerical_safety.py tests/test_version.py
 
 # Each lock from a fresh resolution of pyproject.toml's ranges (with every extra) on its Python.
 lock:
@@ -81,12 +81,20 @@ lock-one:
 	$(LOCK_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(LOCK_VENV)/bin/python -m pip install --quiet ".[$(EXTRAS)]"
 	{ echo "# The exact versions make run / make test install on Python $(PY_VERSION) (pip install -c $(LOCK))."; \
-	  echo "# Written by 'make lock' from the ranges in pyproject.toml; see README.md, Dependencies."; \
+	  echo "# Written by 'make lock' from the ranges in pyproject.toml; see docs/developer/dependencies.md."; \
 	  $(LOCK_VENV)/bin/python -m pip freeze --all | grep -v -i -E "^(odtk|setuptools|wheel)[= @]"; } > $(LOCK)
 	rm -rf $(LOCK_VENV)
 
 clean:
 	rm -rf $(VENV) $(LATEST) $(LOCK_VENV) build *.egg-info
+
+# The documentation site, docs/_build/html, with every warning an error: the tools of
+# docs/requirements.txt (Python 3.11+) in the test environment, where every solver module imports.
+.PHONY: docs
+docs: $(VENV)/.odtk-test docs/requirements.txt
+	@$(BIN)/python -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "odtk: make docs needs Python 3.11+ (Sphinx 9): name one as PYTHON=..." >&2; exit 1; }
+	$(PIP) install --quiet $(CONSTRAIN) -r docs/requirements.txt
+	$(BIN)/sphinx-build -W --keep-going -b html docs docs/_build/html
 
 # ruff on the whole tree and mypy on odtk and formulations, configured in pyproject.toml. The
 # tools and stubs are pinned exactly (a new release may find new issues) and installed into

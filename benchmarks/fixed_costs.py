@@ -98,7 +98,7 @@ def prediction(diagram: bool) -> list[tuple[str, float | None, float]]:
     X, y = rows(1000, 10)
     bulk, _ = rows(BULK, 10, seed=1)
     reference = DecisionTreeClassifier(max_depth=3, random_state=0).fit(X.to_numpy(), y)
-    models = {"tree (cp, depth 3)": OptimalTreeClassifier(model="cp", depth=3, time_limit=60)}
+    models = {"tree (cp, depth 3)": OptimalTreeClassifier(model="cp", max_depth=3, time_limit=60)}
     if diagram:
         models["diagram (odd 1-2-4-8)"] = OptimalDiagramClassifier(heuristic_time=5, time_limit=10)
     out = []

@@ -6,7 +6,7 @@ pruning variables p of the journal version ("Strong Optimal Classification Trees
 arXiv:2103.15965). Equation numbers below are arXiv:2002.09142's. The tree variables are
 those of FlowOCT; each sample's max-flow sub-problem (6) is replaced by one variable g^i
 (sample i is classified correctly) bounded by the capacity of every s–t cut of its flow
-graph, the min-cut dual (7).
+graph, the min-cut dual (7). ::
 
     max  (1-λ) Σ_i g^i  −  λ Σ_{n∈B} Σ_f b_{nf}                                     (8.1)
     s.t. g^i ≤ Σ_{(n1,n2)∈C(S)} c^i_{n1,n2}(b, w)     i ∈ I, S an s–t cut  (lazily)    (8.2)

@@ -16,7 +16,7 @@ the group {i : x_ij = 1} may sit in a leaf of the left subtree of n, and no
 sample of the group {i : x_ij = 0} in a leaf of the right subtree. Each such
 constraint is one big-M row per (node, feature, group) whose M is the size of the
 group, as in the paper. A leaf predicts one class (p_{l,c}); e_{l,c} counts the
-samples of class c in leaf l when l does not predict c.
+samples of class c in leaf l when l does not predict c. ::
 
     max  |I| − Σ_{l∈L} Σ_{c∈K} e_{l,c}                                           (1)
     s.t. Σ_{j∈F} f_{n,j} = 1                                 n ∈ B                (2)
@@ -28,13 +28,13 @@ samples of class c in leaf l when l does not predict c.
          f ∈ {0,1} (8),  p ∈ {0,1} (9),  l ∈ [0,1] (10),  e ≥ 0 (11)
 
 with I^v_j = {i : x_ij = v} (the samples grouped by their value of feature j),
-M^v_j = |I^v_j|, I_c = {i : y_i = c}, M_c = |I_c|, and LL(n), RL(n) the leaves
+M^v_j = ``|I^v_j|``, I_c = {i : y_i = c}, M_c = ``|I_c|``, and LL(n), RL(n) the leaves
 of the left and right subtrees of n. A sample goes left at n iff x_ij = 0
 (the cut x_j ≤ 0.5). For integral f, (3)–(5) leave every sample exactly one
 feasible leaf (the one its feature values lead to), so l is integral too, and
 (7) with the minimisation of e makes Σ e the number of misclassified samples.
 
-Symbols → Pyomo components:
+Symbols → Pyomo components::
 
     I, F, K, B, L           sets I (samples), F (features), K (classes), B (branching), L (leaves)
     LL(n), RL(n)            indexed sets LL[n], RL[n] (leaves under 2n and under 2n+1)
@@ -52,7 +52,7 @@ Deviations from the paper:
   feature has the single cut x_j ≤ 0.5: no t variable is left, the interval
   constraints vanish, and the smallest/largest-value constraints become (4)–(5).
 * Objective: the paper minimises Σ e (misclassifications); odtk maximises
-  |I| − Σ e (correctly classified samples, SENSE = "maximize") so that the value is
+  ``|I|`` − Σ e (correctly classified samples, SENSE = "maximize") so that the value is
   comparable with FlowOCT at λ = 0. The optimal trees are the same.
 * No λ and no early stopping: BinOCT has no split penalty (HYPERPARAMETERS is empty)
   and every branching node splits; a decoded tree is complete, and leaves under a
@@ -66,7 +66,7 @@ Deviations from the paper:
   relaxed node constraints); none are part of this formulation. Depth 0 (a single
   leaf, B empty) is allowed.
 * Sample weights (odtk's option ``sample_weight``, param ``weight[i]`` = ω_i, default 1):
-  |I| in (1) becomes Σ_i ω_i, Σ_{i∈I_c} l_{i,l} in (7) becomes Σ_{i∈I_c} ω_i l_{i,l} and
+  ``|I|`` in (1) becomes Σ_i ω_i, Σ_{i∈I_c} l_{i,l} in (7) becomes Σ_{i∈I_c} ω_i l_{i,l} and
   M_c = Σ_{i∈I_c} ω_i, so Σ e is the weight of the misclassified samples.
 """
 from __future__ import annotations

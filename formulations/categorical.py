@@ -10,7 +10,7 @@ a subset of its values (z); a row whose value is in the subset goes left, else r
 topology's decision nodes whose children are both leaves ("last-level" nodes, K_L) carry a
 negative left leaf and a positive right leaf (the paper's odd and even leaves), so the last
 test decides the class. A row is correct at leaf b (c^i_b > 0) only if it goes towards b at
-every ancestor of b.
+every ancestor of b. ::
 
     max  Σ_{i∈N+} Σ_{b∈B+} c^i_b + C Σ_{i∈N−} Σ_{b∈B−} c^i_b                      (8a)
     s.t. Σ_{g∈G} v^k_g = 1                                 k ∈ K                   (1)
@@ -55,21 +55,25 @@ is an error; one left at its default is set by the configuration.
 Extensions:
 
 * §4.4, ordered groups (numeric bins, ``numeric="ordinal"``): w^k_g = 1 makes z increasing
-  (the left subset is a suffix: a "≥" test), 0 decreasing (a prefix: "≤"):
+  (the left subset is a suffix: a "≥" test), 0 decreasing (a prefix: "≤")::
+
       z^k_j ≥ z^k_{j+1} − w^k_g   and   z^k_{j+1} ≥ z^k_j − (1 − w^k_g)   consecutive bins j, j+1.
+
   ``numeric="categorical"`` drops them: bins are unordered values (§5.3's "c").
-* §4.5, ``max_card`` = m: every categorical (not ordered) group with |J(g)| > m gets a binary
-  w^k_g and
+* §4.5, ``max_card`` = m: every categorical (not ordered) group with ``|J(g)|`` > m gets a binary
+  w^k_g and ::
+
       Σ_{j∈J(g)} z^k_j ≤ m + (|J(g)| − m)(1 − w^k_g),   Σ_{j∈J(g)} z^k_j ≥ (|J(g)| − m) − (|J(g)| − m) w^k_g,
+
   so at most m values go left (w = 1) or at most m go right (w = 0). Ordered groups are not
   bound. ``max_card_ordinal="on"`` is odtk's own, not the paper's (off by
   default): ordered groups with more than m bins get Σ_{j∈J(g)} z^k_j ≤ m·v^k_g,
   at most m bins left.
-* (9) Σ_{j∈J(g)} z^k_j ≥ v^k_g and (10) Σ_{j∈J(g)} z^k_j ≤ (|J(g)| − 1) v^k_g
+* (9) Σ_{j∈J(g)} z^k_j ≥ v^k_g and (10) Σ_{j∈J(g)} z^k_j ≤ (``|J(g)|`` − 1) v^k_g
   (``proper_subsets="on"``): every test sends some value each way. The paper states them and
   does not use them.
-* §4.6: ``rate="sensitivity"`` maximises (16) Σ_{i∈N+} Σ_{b∈B+} c^i_b (divided by |N+|)
-  subject to (15) Σ_{i∈N−} Σ_{b∈B−} c^i_b ≥ ⌈min_rate · |N−|⌉; ``rate="specificity"`` swaps
+* §4.6: ``rate="sensitivity"`` maximises (16) Σ_{i∈N+} Σ_{b∈B+} c^i_b (divided by ``|N+|``)
+  subject to (15) Σ_{i∈N−} Σ_{b∈B−} c^i_b ≥ ``⌈min_rate · |N−|⌉``; ``rate="specificity"`` swaps
   the classes.
 * §5.1, ``feature_selection="cart"``: v^k_g = 0 for the groups that a CART with default
   settings (scikit-learn's: no depth limit) never splits on, fitted on a random sample of
@@ -87,8 +91,8 @@ Departures from the paper that remain:
   data set (its ODTs train on min(90 %, 600) rows), odtk's 90 % of the rows it is given,
   drawn with seed 0; and the paper does not say how it reached "at least 4": the top-up
   rule above is odtk's.
-* Not changing the optimal trees: (16) is reported as a rate (divided by |N+| or |N−|), not a
-  count; (15)'s right-hand side is ⌈β·|N−|⌉ (the paper's text writes ⌈(1 − 0.95)|I−|⌉ for a
+* Not changing the optimal trees: (16) is reported as a rate (divided by ``|N+|`` or ``|N−|``), not a
+  count; (15)'s right-hand side is ``⌈β·|N−|⌉`` (the paper's text writes ``⌈(1 − 0.95)|I−|⌉`` for a
   guaranteed specificity of 0.95, which would guarantee 5 %); the topology ``imbalanced``
   (``odtk.skeletons``) is the mirror image of Figure 3's (the long branch on the right, the
   paper's on the left; ``depth-2.5`` is the paper's), which leaves the optimum unchanged
@@ -101,7 +105,7 @@ Departures from the paper that remain:
   c^i_b counts ω_i times in the objective — (8a) becomes Σ_{i∈N+} ω_i Σ_{b∈B+} c^i_b +
   C Σ_{i∈N−} ω_i Σ_{b∈B−} c^i_b (the paper's "weighted sum of c" with a weight per row,
   not only per class) and (16) the weighted rate, divided by Σ_{i∈N+} ω_i (or N−'s). The
-  rate constraint (15) keeps counting rows, ⌈β·|N−|⌉, like every side constraint. The
+  rate constraint (15) keeps counting rows, ``⌈β·|N−|⌉``, like every side constraint. The
   weights are in the objective only, so Proposition 3 (a statement on the extreme points
   of the feasible set) holds as before.
 * Speed only: Proposition 3 is not used where it fails (above), so models with ``max_card``

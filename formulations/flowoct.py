@@ -10,7 +10,7 @@ Every sample ``i`` is a unit of flow from a source ``s`` into the root; at a
 branching node it continues to the child selected by the tested binary
 feature, and it may leave to the sink ``t`` only at a node that predicts its
 class. The number of samples that reach the sink is the number of training
-samples classified correctly.
+samples classified correctly. ::
 
     max  (1-λ) Σ_i Σ_{n∈B∪L} z^i_{n,t}  −  λ Σ_{n∈B} Σ_f b_{nf}                    (1.1)
     s.t. Σ_f b_{nf} + p_n + Σ_{m∈A(n)} p_m = 1                  n ∈ B               (1.2, with p)
@@ -32,7 +32,7 @@ As the paper notes, the flow variables ``z`` may be relaxed to [0, 1]: for
 integral ``b``, ``p``, ``w`` every sample has a single path and the max-flow is
 integral.
 
-Symbols → Pyomo components:
+Symbols → Pyomo components::
 
     I, F, K, B, L         sets I, F, K, B, L (nodes in heap order: root 1, children 2n, 2n+1)
     A(n)                  indexed set A[n], the ancestors of n
@@ -43,13 +43,13 @@ Symbols → Pyomo components:
     z^i_{n,t}             var z_sink[i,n]
 
 Cuts (4), option ``cuts`` (§2.2.3). For n ∈ B whose children are leaves, f ∈ F and a set H
-of samples with x^i_f = 1 and pairwise different classes,
+of samples with x^i_f = 1 and pairwise different classes, ::
 
     Σ_{i∈H} z^i_{n,l(n)} ≤ 1 − b_{nf}                                                (4)
 
 holds at every integral solution: if b_{nf} = 1 no sample of H goes left (1.7), and if
 b_{nf} = 0 at most one of them reaches the sink at the leaf l(n), which predicts one class.
-odtk adds its mirror image for the right branch,
+odtk adds its mirror image for the right branch, ::
 
     Σ_{i∈H'} z^i_{n,r(n)} ≤ 1 − b_{nf}     H' ⊆ {i: x^i_f = 0}, classes pairwise different   (4′)
 
@@ -326,7 +326,7 @@ def separate_cuts(instance, tolerance: float = 1e-6) -> list:
     """Violated cuts (4) and (4′) at the values loaded into ``instance``, as Pyomo inequalities
     ``Σ_{i∈H} z[i, child] + b[n, f] <= 1``: for every n ∈ B with leaf children, child l(n)
     (samples with x_f = 1) or r(n) (x_f = 0) and f ∈ F, a most violated one when its
-    violation exceeds ``tolerance`` and |H| ≥ 2 (with |H| = 1 it follows from (1.7)/(1.8)
+    violation exceeds ``tolerance`` and ``|H|`` ≥ 2 (with ``|H|`` = 1 it follows from (1.7)/(1.8)
     and (1.2, with p)). H takes per class the sample of the largest positive flow."""
     data = _gather(instance)
     features = list(instance.F)

@@ -13,7 +13,7 @@ A complete binary tree of depth D has branching nodes B and leaves L (heap order
 a_t; a sample goes left iff a_t·x_i < b_t, so a node that does not split (a_t = 0,
 b_t = 0) sends every sample right. z_it assigns sample i to leaf t, l_t marks the
 leaves that hold samples, c_kt gives leaf t the label k, and L_t counts the samples
-leaf t misclassifies. With the objective convention of FlowOCT the model is
+leaf t misclassifies. With the objective convention of FlowOCT the model is ::
 
     max  (1-λ) Σ_{t∈L} (N_t − L_t)  −  λ Σ_{t∈B} d_t                                  (24.1)
     s.t. L_t ≥ N_t − N_kt − n (1 − c_kt)                   k ∈ K, t ∈ L              (24.2)
@@ -32,7 +32,7 @@ leaf t misclassifies. With the objective convention of FlowOCT the model is
          d_t ≤ d_{p(t)}                                    t ∈ B \\ {1}               (24.15)
          z_it, l_t ∈ {0,1} (24.16);   a_jt, d_t ∈ {0,1} (24.17);   c_kt ∈ {0,1}
 
-Here n = |I| (Σ_i ω_i with sample weights, see Deviations), A_L(t) / A_R(t) are the
+Here n = ``|I|`` (Σ_i ω_i with sample weights, see Deviations), A_L(t) / A_R(t) are the
 ancestors of t whose left / right branch leads to t, and N_t − L_t is the number of samples
 of leaf t that it classifies correctly (L_t = N_t − N_kt exactly for the chosen label k, by
 (24.2)–(24.3)).
@@ -40,7 +40,7 @@ of leaf t that it classifies correctly (L_t = N_t − N_kt exactly for the chose
 Branching constraints (option ``branching``). ``aggregated`` (the default) is (24.8)–(24.9)
 above: one row per sample, leaf and ancestor. ``disaggregated`` is the form Aghaei et al.
 compare FlowOCT with (their constraint (3), §2.2.2): one row per sample, leaf, ancestor
-and feature the sample would be sent the wrong way by,
+and feature the sample would be sent the wrong way by, ::
 
          z_it ≤ 1 − a_jm                i ∈ I, t ∈ L, m ∈ A_L(t), j: x_ij = 1      (3)
          z_it ≤ 1 − a_jm                i ∈ I, t ∈ L, m ∈ A_R(t), j: x_ij = 0      (3), mirrored
@@ -52,7 +52,7 @@ the aggregated rows imply the disaggregated ones (Σ_{j: x_ij=0} a_jm = d_m − 
 a_jm ≤ 1 − a_jm for every j with x_ij = 1, and ≤ d_m), so the aggregated LP relaxation is
 at least as tight. Aghaei et al. show that FlowOCT's (1.7)–(1.8) dominate (3).
 
-Symbols → Pyomo components:
+Symbols → Pyomo components::
 
     I, J, K, B, L           sets I (samples), F (binary features), K, B, L (heap order)
     A_L(t), A_R(t)          set AL / AR of pairs (t, m), m a left / right ancestor of t

@@ -7,10 +7,10 @@ are those of the paper; where it leaves room, the authors' public code decides.
 
 The skeleton has layers V_0 = {r}, V_1, …, V_{D-1} of internal nodes V (ids 0, 1, …
 layer by layer) and one class terminal per class, C (the terminal of class k is
-node |V| + k). Candidate arcs A: from every node of V_l to every node of V_{l+1}
+node ``|V|`` + k). Candidate arcs A: from every node of V_l to every node of V_{l+1}
 and to every terminal (the last layer reaches the terminals only). An active
 internal node u has one arc per side; sample i follows the positive side iff
-a_u·x_i ≥ b_u and the negative side iff a_u·x_i + ε ≤ b_u. Features are in [0, 1].
+a_u·x_i ≥ b_u and the negative side iff a_u·x_i + ε ≤ b_u. Features are in [0, 1]. ::
 
     min  (1/n) Σ_i Σ_{v∈C} φ_iv w_iv  +  (α/|V_I|) Σ_{v∈V_I} d_v    V_I = V \\ {r}    (18)
     s.t. w⁻_iv + w⁺_iv = Σ_{u:(u,v)∈A} (z⁻_iuv + z⁺_iuv)   (= 1 at v = r)        (1)
@@ -50,7 +50,7 @@ Options:
   y = 0 (predictive equality); P_g = P ∩ g. ``fairness_form``:
   ``"counts"`` (the paper's (19)): Σ_{i∈P_g₁} w_{i,c⁺} ≥ ξ Σ_{i∈P_g₂} w_{i,c⁺}, one way;
   ``"rates"`` (default): n_h Σ_{i∈P_g} w_{i,c⁺} ≥ ξ n_g Σ_{i∈P_h} w_{i,c⁺} for
-  {g, h} = {g₁, g₂}, n_g = |P_g|: each group's positive-prediction rate is at least ξ
+  {g, h} = {g₁, g₂}, n_g = ``|P_g|``: each group's positive-prediction rate is at least ξ
   times the other's.
 * ``strengthening``: ``"on"`` (default) adds S1–S3 below, which keep the optimum and speed
   up open solvers; ``"off"`` builds exactly the model above.
@@ -58,11 +58,11 @@ Options:
   - S1: d and w_iv (v ∈ C) are binary. At integral y and λ they are 0/1 already (d_u =
     Σ_v y⁻_uv by (6); a sample's unit flow leaves each node it reaches on the side λ gives
     and along the node's one arc of that side), so no feasible point is lost; solvers then
-    know that (18) moves in steps (1/n, α/|V_I|) and prune nodes whose bound is within a step.
+    know that (18) moves in steps (``1/n``, ``α/|V_I|``) and prune nodes whose bound is within a step.
   - S2: (5) as the equality λ_il = Σ_{u∈V_l} w⁺_iu. λ_il enters (4)–(5) only, and is free
     exactly when sample i reaches no node of layer l; λ_il = 0 then keeps the point feasible
     with the same objective, so solvers no longer branch on λ of samples that stopped earlier.
-  - S3: inactive nodes carry no flow and a zero split: w⁻_iu + w⁺_iu ≤ d_u, |b_u| ≤ d_u,
+  - S3: inactive nodes carry no flow and a zero split: w⁻_iu + w⁺_iu ≤ d_u, ``|b_u|`` ≤ d_u,
     a⁺_uj + a⁻_uj ≤ d_u (box), ‖a_u‖₁ ≤ d_u (l1), Σ_j e_uj = d_u in (15). An inactive node
     has no entering arc (8), hence no flow ((9)–(10), (1)); (13)–(14) are then slack and
     a_u, b_u, e_u appear in no other row, so zero loses nothing; a⁺_uj + a⁻_uj ≤ 1 at an
@@ -77,9 +77,9 @@ Options:
   rate of the data with sample i repeated ω_i times for integer weights; α keeps its
   meaning. The paper weighs no sample, so the side constraints keep counting rows:
   fairness (19) compares counts or rates of rows and stability (20)'s S is a number of rows
-  (``min_share`` · n with n = |I|).
+  (``min_share`` · n with n = ``|I|``).
 
-Symbols → Pyomo components:
+Symbols → Pyomo components::
 
     i, j, l                   sets I (samples), J (features), L (internal layers)
     V, V_l, r, C, A           sets V, VL[l], param root, sets C, A (pairs (u, v))
@@ -101,7 +101,7 @@ Departures from the paper and choices:
 * (13)–(14) are big-M constraints, not indicator constraints: native indicators do not
   pass through Pyomo's solver interfaces or the standard-form hand-off, so big-M is
   used for every solver. M is derived per sample from the bounds (see ``_reach``):
-  M⁻_i = R_i + 1 + ε and M⁺_i = R_i + 1 with R_i = max |a·x_i| = ‖x_i‖₁ on the box
+  M⁻_i = R_i + 1 + ε and M⁺_i = R_i + 1 with R_i = max ``|a·x_i|`` = ‖x_i‖₁ on the box
   (≤ p), ‖x_i‖_∞ under ‖a‖₁ ≤ 1 or with univariate splits (≤ 1). Both are attained at
   feasible points (a node sending all samples positive with a_j = 1 on x_i's support, resp.
   its largest x_ij, and b = −1; for M⁺ the mirror, all negative with b = 1), so no smaller

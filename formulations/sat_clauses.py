@@ -2,7 +2,7 @@
 
 Used by the SAT paper's tree inference (Avellaneda, "Efficient Inference of Optimal Decision
 Trees", AAAI 2020; ``odtk.engines.sat_inference``) when ``--solver`` names a MILP solver. Each
-clause ∨_{v∈P} v ∨ ∨_{v∈N} ¬v becomes the covering row
+clause ∨_{v∈P} v ∨ ∨_{v∈N} ¬v becomes the covering row ::
 
     Σ_{v∈P} x_v + Σ_{v∈N} (1 − x_v) ≥ 1,        x ∈ {0, 1},
 

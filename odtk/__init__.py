@@ -2,25 +2,30 @@
 
 Entry points: :func:`odtk.solve`, the estimators :class:`odtk.OptimalTreeClassifier`,
 :class:`odtk.CategoricalTreeClassifier` and :class:`odtk.OptimalDiagramClassifier`, and the
-``odtk`` command line; :func:`odtk.plot_tree` draws a learned model with matplotlib.
+``odtk`` command line; :func:`odtk.plot_tree` draws a learned model with matplotlib and
+:func:`odtk.export_text` prints a fitted estimator in scikit-learn's text format.
+``odtk.__version__`` is the installed version (``odtk --version``).
 """
 from typing import TYPE_CHECKING
 
 from odtk import _lazy
 
 if TYPE_CHECKING:
+    from odtk._version import __version__
     from odtk.api import available_models, solve
     from odtk.estimators import CategoricalTreeClassifier, OptimalDiagramClassifier, OptimalTreeClassifier
+    from odtk.export import export_text
     from odtk.plotting import plot_tree
     from odtk.results import SolveResult
     from odtk.solvers import available_solvers
 
 __all__ = ["CategoricalTreeClassifier", "OptimalDiagramClassifier", "OptimalTreeClassifier", "SolveResult", "available_models",
-           "available_solvers", "plot_tree", "solve"]
-__version__ = "0.1.0"
+           "available_solvers", "export_text", "plot_tree", "solve"]
 __getattr__, __dir__ = _lazy.lazy_exports(__name__, {
+    "odtk._version": ("__version__",),
     "odtk.api": ("available_models", "solve"),
     "odtk.estimators": ("CategoricalTreeClassifier", "OptimalDiagramClassifier", "OptimalTreeClassifier"),
+    "odtk.export": ("export_text",),
     "odtk.plotting": ("plot_tree",),
     "odtk.results": ("SolveResult",),
     "odtk.solvers": ("available_solvers",),

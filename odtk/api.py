@@ -32,6 +32,10 @@ from odtk.results import SolveResult
 from odtk.solvers import SolverOptions, model_settings
 from odtk.solvers.options import MAX_SECONDS
 
+# a setting's name elsewhere (scikit-learn, the CLI, older odtk) → odtk.solve's name and the CLI's flag
+MISNAMED = {"gap": ("mip_gap", "--gap"), "log": ("verbose", "--verbose"), "max_depth": ("depth", "--depth"),
+            "random_state": ("seed", "--seed"), "n_jobs": ("threads", "--threads")}
+
 __all__ = ["DEFAULT_TIME_LIMIT", "STRATEGIES", "WARM_STARTS", "as_dataset", "available_models", "check_options",
            "model_options", "solve", "takes_warm_start"]
 
@@ -67,7 +71,7 @@ class _Best:
 def solve(model: str, data: Any, *, target: str | int | None = None, depth: int | None = None,
           skeleton: str | nx.DiGraph | None = None, solver: str | None = None,
           time_limit: float | None = DEFAULT_TIME_LIMIT, mip_gap: float | None = None, threads: int | None = None,
-          seed: int | None = None, log: bool = False, handoff: str = "native",
+          seed: int | None = None, verbose: bool = False, handoff: str = "native",
           thresholds: str = "auto", max_thresholds: int | None = None,
           groups: str | list[str] | None = None,
           strategy: str | None = None, heuristic_time: float = 5.0, warm_start: Any = "auto",
@@ -86,11 +90,14 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     solver; ``sat-depth`` / ``sat-size`` take a SAT solver (default ``minisat22``) or any MILP
     solver, and ``depth`` caps the depths they try.
 
+    ``mip_gap``, ``threads``, ``seed`` and ``verbose`` are the command line's ``--gap``,
+    ``--threads``, ``--seed`` and ``--verbose``; their other spellings (``gap``, ``log``,
+    ``max_depth``, ``random_state``, ``n_jobs``) raise a ConfigError naming the right one.
     ``time_limit`` (default 60 s; None for no limit) covers the whole call: encoding, starting
     models, heuristic, build, hand-off, solve, decoding and checks. At the limit the result is
     the best model found (termination ``time_limit``), with its bound and gap; Ctrl-C returns
     it too (termination ``interrupted``). ``progress``: ``"off"`` (default), ``"auto"`` (a
-    status line when standard error is a terminal), ``"bar"`` or ``"lines"``; ``log=True``
+    status line when standard error is a terminal), ``"bar"`` or ``"lines"``; ``verbose=True``
     prints a line per step and the solver's log. ``budget`` (instead of ``time_limit``): a
     :class:`~odtk.budget.Budget` made earlier, e.g. before reading the data.
 
@@ -123,14 +130,15 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     with the options whose constraints count rows (:mod:`odtk.pipeline.aggregate`). The model is
     scored on every row.
     """
+    _check_names(hyperparameters)
     if budget is None:
-        budget = Budget(time_limit, Progress("lines" if log else progress))
+        budget = Budget(time_limit, Progress("lines" if verbose else progress))
         owned = True
     else:
         owned = False
     try:
         with stop_on_signals(budget, (signal.SIGINT,)):
-            return _solve(model, data, target, depth, skeleton, solver, mip_gap, threads, seed, log, handoff,
+            return _solve(model, data, target, depth, skeleton, solver, mip_gap, threads, seed, verbose, handoff,
                           thresholds, max_thresholds, groups, strategy, heuristic_time, warm_start,
                           positive_class, sample_weight, hyperparameters, budget)
     finally:
@@ -138,7 +146,7 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
             budget.progress.close()
 
 
-def _solve(model, data, target, depth, skeleton, solver, mip_gap, threads, seed, log, handoff, thresholds,
+def _solve(model, data, target, depth, skeleton, solver, mip_gap, threads, seed, verbose, handoff, thresholds,
            max_thresholds, groups, strategy, heuristic_time, warm_start, positive_class, sample_weight,
            given, budget: Budget) -> SolveResult:
     wall = time.perf_counter()
@@ -147,7 +155,7 @@ def _solve(model, data, target, depth, skeleton, solver, mip_gap, threads, seed,
     strategy = strategy_of(module, strategy, hyper)
     solver = solver_for(module, solver, mip_gap, threads)
     hyper.update(engine_settings(model))
-    options = SolverOptions(time_limit=budget.seconds, mip_gap=mip_gap, threads=threads, seed=seed, log=log,
+    options = SolverOptions(time_limit=budget.seconds, mip_gap=mip_gap, threads=threads, seed=seed, log=verbose,
                             settings=model_settings(solver, module.KEY))
     _check_heuristic_time(heuristic_time)
     shape = skeleton_of(module, depth, skeleton, hyper)
@@ -261,6 +269,13 @@ def _result(model: str, module, problem: Problem, dataset, shape: nx.DiGraph, hy
         message=outcome.message if outcome else "", steps=steps,
         objective_meaning=getattr(module, "OBJECTIVE", ""),
     )
+
+
+def _check_names(given: dict[str, Any]) -> None:
+    """A ConfigError for a setting given under another vocabulary's name (``gap=``: ``mip_gap=``)."""
+    for name, (right, flag) in MISNAMED.items():
+        if name in given:
+            raise ConfigError(f"odtk.solve has no option {name!r}; write {right}=… (the CLI's {flag}).")
 
 
 def _check_heuristic_time(seconds: Any) -> None:

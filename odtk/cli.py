@@ -83,6 +83,7 @@ def _signals_raise() -> Iterator[None]:
 
 
 @click.group(cls=OdtkGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="odtk", prog_name="odtk", message="%(prog)s %(version)s")
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
 @click.pass_context
 def main(ctx: click.Context, debug: bool) -> None:
@@ -266,7 +267,7 @@ def _solve_and_show(budget, model, dataset, csv_path, target, categorical_column
     given.update(_extra_options(extra_options))
     result = api.solve(
         model, data, depth=depth, skeleton=skeleton, solver=solver, budget=budget,
-        mip_gap=gap, threads=threads, seed=seed, log=log, handoff=handoff,
+        mip_gap=gap, threads=threads, seed=seed, verbose=log, handoff=handoff,
         thresholds=thresholds or "auto", max_thresholds=max_thresholds,
         warm_start=_warm_start(warm_start, api.WARM_STARTS), positive_class=positive_class, **given)
     budget.progress.close()
@@ -374,7 +375,7 @@ def predict(model_file: str, csv_path: str, output: str | None, force: bool) -> 
     if output:
         check_writable(output, force)
     trained = TrainedModel.load(model_file)
-    rows = read_table(csv_path)  # no pandas: a prediction's fixed cost stays small
+    rows = read_table(csv_path)
     labels = trained.predict(rows)
     if output:
         write_atomic(output, rows.to_csv(prediction=labels), force=force)

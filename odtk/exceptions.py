@@ -44,3 +44,14 @@ class ModelFileError(OdtkError, ValueError):
 
 class OdtkWarning(UserWarning):
     """A result to read with care: not proven optimal, or stopped at a limit."""
+
+
+def install_hint(extra: str) -> str:
+    """How to install odtk's optional dependencies ``extra``, from an index and in a clone.
+
+    Examples
+    --------
+    >>> install_hint("cbc")
+    'pip install "odtk[cbc]", or in a clone of odtk: pip install -e ".[cbc]"'
+    """
+    return f'pip install "odtk[{extra}]", or in a clone of odtk: pip install -e ".[{extra}]"'

@@ -11,7 +11,7 @@ import pandas as pd
 
 from odtk.datasets.adapters import is_frame
 from odtk.datasets.encoders import FeatureEncoder
-from odtk.exceptions import ConfigError
+from odtk.exceptions import ConfigError, install_hint
 from odtk.graph_text import isolated
 from odtk.models import DecisionGraph, TrainedModel
 
@@ -26,8 +26,8 @@ def pyplot() -> ModuleType:
     try:
         import matplotlib.pyplot as plt
     except ImportError:
-        raise ConfigError('Drawing (odtk.plot_tree, --png) needs matplotlib: pip install "odtk[experiments]" '
-                          '(or matplotlib).') from None
+        raise ConfigError(f"Drawing (odtk.plot_tree, --png) needs matplotlib: {install_hint('experiments')} "
+                          "(or pip install matplotlib).") from None
     return plt
 
 

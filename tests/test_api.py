@@ -26,6 +26,11 @@ from odtk.exceptions import (ConfigError, DataError, OdtkError, SkeletonError,
     ({"data": pd.DataFrame({"a": [0, None], "b": [1, 0]}), "target": "b"}, DataError, "missing values"),
     ({"data": ([[0, 1], [1, 0]], [0, 1, 1])}, DataError, "must match"),
     ({"data": 42}, DataError, "Cannot use data"),
+    ({"gap": 0.1}, ConfigError, "odtk.solve has no option 'gap'; write mip_gap=… (the CLI's --gap)."),
+    ({"log": True}, ConfigError, "odtk.solve has no option 'log'; write verbose=… (the CLI's --verbose)."),
+    ({"random_state": 0}, ConfigError, "write seed=…"),
+    ({"n_jobs": 2}, ConfigError, "write threads=…"),
+    ({"max_depth": 2}, ConfigError, "write depth=…"),
 ])
 def test_bad_input_raises_a_typed_one_line_error(kwargs, error, words):
     call = {"model": "flowoct", "data": "flowoct/monk1", "depth": 1, **kwargs}
@@ -52,3 +57,13 @@ def test_missing_solver_says_how_to_install(monkeypatch, tmp_path):
         monkeypatch.delenv("ODTK_SOLVERS")
         solvers.registry.cache_clear()
         solvers.solver_status.cache_clear()
+
+
+def test_verbose_prints_the_steps_and_the_solvers_log(capfd):
+    odtk.solve("flowoct", "flowoct/monk1", depth=1, verbose=True)
+    shown = capfd.readouterr()
+    assert "odtk: " in shown.err and "rows encoded as" in shown.err
+    assert "HiGHS" in shown.out + shown.err
+    odtk.solve("flowoct", "flowoct/monk1", depth=1)
+    quiet = capfd.readouterr()
+    assert quiet.out == quiet.err == ""

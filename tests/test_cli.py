@@ -14,6 +14,7 @@ from click.testing import CliRunner
 
 from odtk.cli import main
 from odtk.datasets import load_dataset
+from odtk.exceptions import install_hint
 
 
 def odtk(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -131,7 +132,7 @@ def test_solver_not_installed(tmp_path):
     custom.write_text(text)
     run = odtk("solve", "--model", "flowoct", "--dataset", "flowoct/monk1", "--depth", "1",
                "--solver", "cbc", env={"ODTK_SOLVERS": str(custom)})
-    assert_one_line_error(run, "not available", 'pip install "odtk[cbc]"')
+    assert_one_line_error(run, "not available", 'pip install "odtk[cbc]"', 'in a clone of odtk: pip install -e ".[cbc]"')
 
 
 def test_registry_settings_reach_the_solver_and_a_misspelt_one_is_one_line(tmp_path):
@@ -224,5 +225,5 @@ def test_png_without_matplotlib_is_refused_before_solving(tmp_path, monkeypatch)
     output = tmp_path / "m.json"
     run = CliRunner().invoke(main, ["solve", "--model", "cp", "--dataset", "uci/iris", "--depth", "1",
                                     "--png", str(tmp_path / "t.png"), "--output", str(output)])
-    assert run.exit_code == 1 and "needs matplotlib" in run.output and "pip install" in run.output
+    assert run.exit_code == 1 and "needs matplotlib" in run.output and install_hint("experiments") in run.output
     assert list(tmp_path.iterdir()) == []  # nothing solved, nothing written

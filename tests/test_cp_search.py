@@ -198,7 +198,7 @@ def test_conflicting_duplicates_give_the_anytime_bound():
 
 def test_estimator_and_cli():
     X, y = _random_data(5, rows=40, features=4)
-    clf = OptimalTreeClassifier(model="cp", depth=2, min_support=2).fit(X, y)
+    clf = OptimalTreeClassifier(model="cp", max_depth=2, min_samples_leaf=2).fit(X, y)
     assert clf.result_.objective == min_error(X, y, 2, 2, 2)
     assert clf.score(X, y) == pytest.approx(1 - clf.result_.objective / len(y))
     runner = CliRunner()

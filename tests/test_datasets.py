@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from odtk.datasets import (Dataset, DatasetInfo, FeatureEncoder, from_csv, from_dataframe, list_datasets,
-                           load_dataset, train_val_test_split)
+                           load_dataset, read_csv, read_table, train_val_test_split)
 from odtk.datasets.catalog import _catalog, data_dir
 from odtk.exceptions import DataError, OdtkWarning
 
@@ -303,6 +303,62 @@ def test_csv_decoding_error(tmp_path):
     path.write_bytes("a,t\n\xe9t\xe9,0\n".encode("latin-1") + b"x,1\n")
     with pytest.raises(DataError, match="latin.csv"):
         from_csv(path, "t")
+
+
+@pytest.mark.parametrize("text, lines", [
+    ("a,b\n1,x\n2,y\n", [2, 3]),
+    ("\n\na,b\r\n1,x\r\n\r\n  \r\n2,y\r\n", [4, 7]),  # blank lines before and between rows, CRLF
+    ('a,b\n1,"x\n\ny"\n\n2,"say ""y"""\n', [2, 6]),  # a quoted value over three lines
+    ("a,b\r1,x\r\r2,y\r", [2, 4]),  # old Mac line ends
+])
+def test_csv_rows_are_labelled_by_the_line_they_start_on(tmp_path, text, lines):
+    path = tmp_path / "d.csv"
+    path.write_bytes(text.encode())
+    table = read_table(path)
+    assert table.labels.tolist() == lines and table.label_name == "line"
+    assert table.columns["a"].tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("text, words", [
+    ('a,b\n1,"x\ny"\n2\n3,z\n', ["line 4 has 1 fields", "header has 2"]),  # short, after a quoted line break
+    ('a,b\n1,"x\ny"\n2,z,9\n', ["line 4 has 3 fields", "header has 2"]),  # long, after a quoted line break
+    ("a,b\n1,x\n2,y,\n", ["line 3 has 3 fields", "header has 2"]),
+    ('a,b\n1,x\n2,5"11\n', ["line 3", "a quote inside a value", "double quotes"]),
+    ('a,b\n1,x\n2,"y"z\n', ["line 3", "goes on after its closing quote", "double quotes"]),
+    ('a,b\n1,x\n2,"y\n3,z\n', ["line 3", "a quoted value never ends", "double quotes"]),
+    ("a|" * 10_000 + "b\n" + "1|" * 10_000 + "2\n", ["10,001 columns on line 1", "keep the columns that matter"]),
+    ("a,b\n1,2\n" + "0," * 10_000 + "0\n", ["10,001 columns on line 3", "keep the columns that matter"]),
+])
+def test_csv_shape_and_quoting_errors_name_the_line(tmp_path, text, words):
+    path = tmp_path / "d.csv"
+    path.write_text(text)
+    with pytest.raises(DataError) as info:
+        read_table(path)
+    message = str(info.value)
+    assert "\n" not in message and "d.csv" in message and all(word in message for word in words), message
+
+
+def test_csv_numbers_keep_their_texts_apart_when_they_may_be_labels(tmp_path):
+    """Up to 1,000 distinct numbers (labels, categories) ``1.0`` and ``1`` stay two values; a
+    column of more distinct numbers is a numeric feature, read as pandas reads it."""
+    few = [f"{k % 3}.0" if k % 2 else str(k % 3) for k in range(1200)]
+    many = [f"{k}.0" if k == 7 else str(k) for k in range(1200)]
+    path = tmp_path / "d.csv"
+    pd.DataFrame({"few": few, "many": many}).to_csv(path, index=False)
+    table = read_table(path)
+    assert table.columns["few"].dtype == object and set(table.columns["few"]) == {"0", "1.0", "2", "0.0", "1", "2.0"}
+    assert table.columns["many"].dtype == np.float64 and table.columns["many"].tolist() == list(range(1200))
+
+
+def test_csv_values_equal_pandas_reading(tmp_path):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(rng.random((3000, 4)).round(3), columns=list("abcd")).assign(
+        n=rng.integers(-5, 5, 3000), flag=rng.random(3000) < 0.5, y=rng.choice(["no", "yes"], 3000))
+    path = tmp_path / "d.csv"
+    frame.to_csv(path, index=False, lineterminator="\r\n")
+    read = read_csv(path)
+    pd.testing.assert_frame_equal(read.reset_index(drop=True), pd.read_csv(path), check_dtype=False)
+    assert read.index.tolist() == list(range(2, 3002))
 
 
 # ---------------------------------------------------------------- encoder

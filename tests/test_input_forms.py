@@ -21,7 +21,7 @@ from odtk.datasets import from_csv, read_table
 from odtk.exceptions import DataError, OdtkWarning
 
 ESTIMATORS = [
-    OptimalTreeClassifier(depth=1, initial_tree="cart", time_limit=30),
+    OptimalTreeClassifier(max_depth=1, initial_tree="cart", time_limit=30),
     OptimalDiagramClassifier(skeleton="1-2", univariate=True, strategy="heuristic", heuristic_time=0.5),
     CategoricalTreeClassifier(topology="depth-2", bins=2, time_limit=30),
 ]

@@ -31,7 +31,7 @@ def _png(ax, path) -> bytes:
 
 def test_tree_and_diagram_render_to_png(frame, tmp_path):
     X, y = frame
-    tree = odtk.OptimalTreeClassifier(depth=2, thresholds="quantiles", max_thresholds=3).fit(X, y)
+    tree = odtk.OptimalTreeClassifier(max_depth=2, thresholds="quantiles", max_thresholds=3).fit(X, y)
     diagram = odtk.OptimalDiagramClassifier(skeleton="1-2", univariate=True, strategy="heuristic",
                                             heuristic_time=0.1).fit(X[["age"]], y)
     for name, model in (("tree", tree), ("diagram", diagram)):

@@ -148,7 +148,7 @@ def test_a_cli_solve_writes_only_odtks_own_lines(solver, tmp_path):
 
 
 def test_log_shows_the_solvers_own_output():
-    run = _fresh_process(API_SOLVE.replace('handoff=sys.argv[3])', 'handoff=sys.argv[3], log=True)'),
+    run = _fresh_process(API_SOLVE.replace('handoff=sys.argv[3])', 'handoff=sys.argv[3], verbose=True)'),
                          json.dumps(SMALL.to_dict(orient="list")), "highs", "native")
     assert run.returncode == 0, run.stderr
     assert "HiGHS" in run.stdout

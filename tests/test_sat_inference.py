@@ -19,13 +19,13 @@ from odtk.budget import Budget, stop_on_signals
 from odtk.cli import main
 from odtk.engines import nested_trees, sat_encoding, sat_inference
 from odtk.estimators import OptimalTreeClassifier
-from odtk.exceptions import DataError
+from odtk.exceptions import DataError, install_hint
 from odtk.experiments.grid import csv_data
 from odtk.solvers import available_solvers, solver_status
 
 from brute_force import fewest_leaves_of_a_perfect_tree
 
-pytest.importorskip("pysat", reason="python-sat (the SAT solvers) is not installed: pip install 'odtk[sat]'")
+pytest.importorskip("pysat", reason="python-sat (the SAT solvers) is not installed: " + install_hint("sat"))
 
 SAT_SOLVERS = [pytest.param(name, marks=[] if solver_status(name).available else
                             [pytest.mark.skip(reason=f"{name} not installed: python-sat missing")])
@@ -142,7 +142,7 @@ def test_depth_cap_too_small_is_a_clear_error():
 
 def test_estimator_and_cli():
     X, y = _consistent_data(11, rows=20, features=4)
-    clf = OptimalTreeClassifier(model="sat-size", depth=None).fit(X, y)
+    clf = OptimalTreeClassifier(model="sat-size", max_depth=None).fit(X, y)
     assert clf.score(X, y) == 1.0
     out = CliRunner().invoke(main, ["solve", "--model", "sat-depth", "--dataset", "consistent/iris",
                                     "--solver", "glucose4"])

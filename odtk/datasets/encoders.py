@@ -7,7 +7,6 @@ computes only the encoded columns asked for: a trained model encodes just what i
 from __future__ import annotations
 
 import reprlib
-import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +15,7 @@ import numpy as np
 from odtk.datasets.adapters import Dataset, Table, as_table, first_row, infer_kinds, is_frame
 from odtk.exceptions import ConfigError, DataError, ModelFileError, OdtkWarning
 from odtk.model_checks import saved_params
+from odtk.warn import warn
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -78,10 +78,10 @@ def _warn_unseen(table: Table, name: str, texts: np.ndarray, unseen: np.ndarray)
     """An OdtkWarning naming the categories of column ``name`` not seen in training."""
     if unseen.any():
         values = reprlib.repr(sorted(set(texts[unseen].tolist())))
-        warnings.warn(f"Column {name!r} has {int(unseen.sum())} row(s) with categories not seen in "
-                      f"training ({values}, first in {first_row(unseen, table)}): "
-                      "they match no category, so every test on the column answers no for them.",
-                      OdtkWarning, stacklevel=4)
+        warn(f"Column {name!r} has {int(unseen.sum())} row(s) with categories not seen in "
+             f"training ({values}, first in {first_row(unseen, table)}): "
+             "they match no category, so every test on the column answers no for them.",
+             OdtkWarning)
 
 
 def _distinct(ordered: np.ndarray) -> np.ndarray:

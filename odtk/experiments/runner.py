@@ -34,7 +34,7 @@ from typing import Any
 
 import pandas as pd
 
-from odtk.exceptions import ConfigError, OdtkError, OdtkWarning
+from odtk.exceptions import ConfigError, OdtkError, OdtkWarning, install_hint
 from odtk.experiments.claims import LEASE_SECONDS, heartbeat
 from odtk.experiments.grid import Grid, finish_run
 from odtk.experiments.store import Recorded, ResultStore
@@ -164,7 +164,7 @@ def _dask_client(scheduler: str):
     try:
         from distributed import Client
     except ImportError:
-        raise ConfigError('The Dask executor needs dask.distributed: pip install "odtk[experiments]".') from None
+        raise ConfigError(f"The Dask executor needs dask.distributed: {install_hint('experiments')}.") from None
     try:
         return Client(scheduler, timeout=30)
     except (OSError, TimeoutError, ValueError) as exc:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import sys
-import warnings
 from types import ModuleType
 from typing import Any
 
@@ -28,6 +27,7 @@ from odtk.datasets.inputs import from_arrays
 from odtk.exceptions import ConfigError, DataError, OdtkWarning
 from odtk.models import DecisionGraph
 from odtk.pipeline.methods import MODULES, is_engine, method
+from odtk.warn import warn
 
 LARGE_BINARY = 1000  # binary features beyond which a MILP build warns
 BYTES_PER_CELL = 1000  # MILP build memory per row × node × column, at most (measured: 125–700)
@@ -162,9 +162,9 @@ def _cart_thresholds(dataset: Dataset, quantiles: FeatureEncoder, y: np.ndarray,
 def _warn_if_large(module: ModuleType, shape: tuple[int, int]) -> None:
     """A warning when a MILP on binary features gets more columns than it usually solves."""
     if module.FEATURES == "binary" and not is_engine(module) and shape[1] > LARGE_BINARY:
-        warnings.warn(f"{shape[1]} binary features for {shape[0]} rows: the model may be too large to "
-                      f"solve in reasonable time; thresholds='auto' (--thresholds auto) or max_thresholds "
-                      f"keep about 10 thresholds per numeric feature.", OdtkWarning, stacklevel=3)
+        warn(f"{shape[1]} binary features for {shape[0]} rows: the model may be too large to "
+             f"solve in reasonable time; thresholds='auto' (--thresholds auto) or max_thresholds "
+             f"keep about 10 thresholds per numeric feature.", OdtkWarning)
 
 
 def sample_weight_of(module: ModuleType, weights: Any, n_rows: int) -> np.ndarray | None:

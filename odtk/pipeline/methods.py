@@ -7,7 +7,6 @@ search never pays for Pyomo.
 from __future__ import annotations
 
 import importlib
-import warnings
 from types import ModuleType
 from typing import Any
 
@@ -16,6 +15,7 @@ import networkx as nx
 from odtk.exceptions import ConfigError
 from odtk.skeletons import SHAPES, diagram_skeleton, parse_widths, topology_skeleton, tree_skeleton
 from odtk.solvers import require_solver
+from odtk.warn import warn
 
 # --model key → the module that answers it (formulations: their KEY; engines: their VARIANTS)
 MODULES: dict[str, str] = {
@@ -182,6 +182,6 @@ def solver_for(module: ModuleType, solver: str | None, mip_gap: float | None, th
 def _one_thread(who: str, threads: int | None) -> None:
     """Warn that ``threads`` above one has no effect on ``who``."""
     if threads is not None and threads > 1:
-        warnings.warn(f"{who} runs on one thread; threads={threads} (--threads) has no effect.",
-                      UserWarning, stacklevel=4)
+        warn(f"{who} runs on one thread; threads={threads} (--threads) has no effect.",
+             UserWarning)
 

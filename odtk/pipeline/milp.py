@@ -16,7 +16,6 @@ import logging
 import signal
 import threading
 import time
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +34,7 @@ from odtk.pipeline.encode import Problem, check_model_size
 from odtk.pipeline.methods import side_constraints_on
 from odtk.pipeline.start import Start
 from odtk.solvers import SolverOptions, SolverOutcome, get_spec, solve_instance
+from odtk.warn import warn
 
 RESERVE_SHARE, RESERVE_SECONDS = 0.05, 0.5  # kept from the solver for decoding and checking
 
@@ -230,9 +230,9 @@ def _user_cuts(instance, module, hyper: dict, handoff: str, capabilities: dict
 
 def _build_timed_out(start: Start, steps: dict, build_time: float) -> MilpResult:
     """The MILP step when building outlasted the budget: the start, not proven."""
-    warnings.warn(f"Building the MILP did not finish within the time limit: the {_name(start)} is returned, "
-                  "not proven optimal; raise --time-limit or make the model smaller (fewer rows, thresholds "
-                  "or nodes).", OdtkWarning, stacklevel=4)
+    warn(f"Building the MILP did not finish within the time limit: the {_name(start)} is returned, "
+         "not proven optimal; raise --time-limit or make the model smaller (fewer rows, thresholds "
+         "or nodes).", OdtkWarning)
     steps["milp"] = {"termination": "time_limit", "seconds": 0.0, "objective": None, "bound": None}
     return MilpResult(start.graph, None, build_time, "time_limit")
 
@@ -251,12 +251,12 @@ def _start_kept(problem: Problem, hyper: dict, solver: str, outcome: SolverOutco
     steps["milp"]["bound"] = start.objective if proven else outcome.bound
     termination = "optimal" if proven else outcome.termination
     if termination == "error":
-        warnings.warn(f"{solver} stopped without a solution ({outcome.message}): the {_name(start)} is "
-                      "returned, not proven optimal; try another solver or pass --log to see its output.",
-                      OdtkWarning, stacklevel=4)
+        warn(f"{solver} stopped without a solution ({outcome.message}): the {_name(start)} is "
+             "returned, not proven optimal; try another solver or pass --log to see its output.",
+             OdtkWarning)
     elif not proven and termination != "interrupted":
-        warnings.warn(f"{solver} found nothing better than the {_name(start)} within the time limit: that "
-                      "model is returned, not proven optimal.", OdtkWarning, stacklevel=4)
+        warn(f"{solver} found nothing better than the {_name(start)} within the time limit: that "
+             "model is returned, not proven optimal.", OdtkWarning)
     return MilpResult(start.graph, outcome, build_time, termination)
 
 
@@ -271,8 +271,8 @@ def _decoded(instance, problem: Problem, shape: nx.DiGraph, hyper: dict, solver:
     expected, _ = problem.score(graph, shape, hyper)
     self_check(module, expected, outcome, solver, hyper)
     if outcome.termination not in ("optimal", "interrupted"):
-        warnings.warn(f"{solver} stopped with status {outcome.termination}: the model is feasible "
-                      "but not proven optimal.", OdtkWarning, stacklevel=4)
+        warn(f"{solver} stopped with status {outcome.termination}: the model is feasible "
+             "but not proven optimal.", OdtkWarning)
     if start is not None and better(module, start.objective, expected):
         return MilpResult(start.graph, outcome, build_time, outcome.termination)
     return MilpResult(graph, outcome, build_time, outcome.termination)

@@ -6,7 +6,6 @@ only marks the budget, the engine sees it and returns its best tree with the bou
 from __future__ import annotations
 
 import dataclasses
-import warnings
 
 import networkx as nx
 
@@ -16,6 +15,7 @@ from odtk.heap_trees import nested_tree
 from odtk.models import DecisionGraph
 from odtk.pipeline.encode import Problem
 from odtk.solvers import SolverOptions, get_spec
+from odtk.warn import warn
 
 REPORTED = ("tree", "perfect", "objective", "lower_bound", "status", "seconds", "error")
 
@@ -36,8 +36,8 @@ def run(problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, options: 
                        "bound": found.lower_bound, **statistics}
     if found.status in ("time_limit", "memory_limit"):
         limit = "time limit" if found.status == "time_limit" else "memory it may take (its cache is full)"
-        warnings.warn(f"The search stopped at the {limit}: the tree is the best found, not proven optimal.",
-                      OdtkWarning, stacklevel=3)
+        warn(f"The search stopped at the {limit}: the tree is the best found, not proven optimal.",
+             OdtkWarning)
     return graph, found.status
 
 

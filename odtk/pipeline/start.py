@@ -114,9 +114,10 @@ def _named_start(problem: Problem, given: str, shape: nx.DiGraph, hyper: dict, s
         raise ConfigError(f"warm_start={given!r}: give one of {', '.join(WARM_STARTS)} or a learned tree.")
     if problem.X.shape[1] == 0:  # nothing to test: the majority leaf
         return majority_leaf(problem, shape, hyper)[0].graph
-    cart = DecisionTreeClassifier(max_depth=shape.graph["depth"], random_state=seed or 0)
+    leaf = max(hyper.get("min_leaf", 1), 1)  # OCT's leaf bound: CART's tree keeps it, the CP search's not
+    cart = DecisionTreeClassifier(max_depth=shape.graph["depth"], min_samples_leaf=leaf, random_state=seed or 0)
     tree = sklearn_tree(cart.fit(problem.X, problem.y, sample_weight=problem.weights.get("sample_weight")))
-    if given == "best" and (not problem.weights or problem.counts is not None):  # the CP search counts rows
+    if given == "best" and leaf == 1 and (not problem.weights or problem.counts is not None):  # CP counts rows
         tree = _better_start(problem, shape, hyper, tree, budget)
     return tree
 
