@@ -99,8 +99,8 @@ docs: $(VENV)/.odtk-test docs/requirements.txt
 # ruff on the whole tree and mypy on odtk and formulations, configured in pyproject.toml. The
 # tools and stubs are pinned exactly (a new release may find new issues) and installed into
 # $(VENV), beside every extra, for mypy to read the dependencies; the stubs need Python 3.11+.
-LINT_TOOLS := ruff==0.17.6 mypy==2.4.1 pandas-stubs==3.1.0.261029 scipy-stubs==1.17.1.5 \
-	types-PyYAML==6.0.12.20261122 types-tqdm==4.70.0.20261106
+LINT_TOOLS := ruff==0.17.6 mypy==2.4.1 pandas-stubs==3.1.0.261029 types-PyYAML==6.0.12.20261122 \
+	types-tqdm==4.70.0.20261106
 
 .PHONY: lint
 
