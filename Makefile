@@ -115,3 +115,19 @@ docs: $(VENV)/.odtk-test docs/requirements.txt
 	@$(BIN)/python -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "odtk: make docs needs Python 3.11+ (Sphinx 9): name one as PYTHON=..." >&2; exit 1; }
 	$(PIP) install --quiet $(CONSTRAIN) -r docs/requirements.txt
 	$(BIN)/sphinx-build -W --keep-going -b html docs docs/_build/html
+
+# ruff on the whole tree and mypy on odtk and formulations, configured in pyproject.toml. The
+# tools and stubs are pinned exactly (a new release may find new issues) and installed into
+# $(VENV), beside every extra, for mypy to read the dependencies; the stubs need Python 3.11+.
+LINT_TOOLS := ruff==0.17.6 mypy==2.4.1 pandas-stubs==3.1.0.261029 types-PyYAML==6.0.12.20261122 \
+	types-tqdm==4.70.0.20261106
+
+.PHONY: lint
+
+$(VENV)/.odtk-lint: $(VENV)/.odtk-test Makefile
+	$(PIP) install --quiet $(CONSTRAIN) $(LINT_TOOLS)
+	touch $@
+
+lint: $(VENV)/.odtk-lint
+	$(BIN)/ruff check .
+	$(BIN)/mypy

@@ -180,7 +180,7 @@ def run(case: Case, workdir: Path, data: Path, signal_name: str | None = None, i
                    json.loads(output.read_text()) if output.exists() else None)
 
 
-def _interrupt(process: subprocess.Popen, watcher: "_StatusWatcher", case: Case, name: str,
+def _interrupt(process: subprocess.Popen, watcher: _StatusWatcher, case: Case, name: str,
                ignore_sigint: bool) -> tuple[str | None, float | None, bool]:
     """Wait until the status line has shown the phase for ``case.delay`` seconds, signal, wait
     for the exit: (the phase at the signal, seconds to the exit, hung)."""
@@ -202,7 +202,7 @@ def _interrupt(process: subprocess.Popen, watcher: "_StatusWatcher", case: Case,
     return at_signal, time.monotonic() - sent, False
 
 
-def _in_phase(process: subprocess.Popen, watcher: "_StatusWatcher", case: Case) -> bool:
+def _in_phase(process: subprocess.Popen, watcher: _StatusWatcher, case: Case) -> bool:
     """Wait until the status line has shown ``case.phase`` for ``case.delay`` seconds in a row;
     False if the run ends, goes past the phase or ``HANG_STOP`` passes first."""
     began, since = time.monotonic(), None

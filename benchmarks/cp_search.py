@@ -7,8 +7,8 @@ The search engine ``odtk.engines.cp_search`` (Verhaeghe et al., Constraints 2020
 run on the full bundled ``binary/`` datasets (every column 0/1, classes mapped to 0..k-1) at
 each depth with the same time limit, one after the other in this process. ``seconds`` is the
 CPU time of the call (``time.process_time``; every tool runs on one thread) and the ratios
-are odtk / STreeD and odtk / pydl8.5 (times below 1 ms count as 1 ms). A first small search loads odtk's compiled code before
-any timing. ``--counting-depth`` (0, 1, 2) sets how many bottom levels odtk solves by bulk
+are odtk / STreeD and odtk / pydl8.5 (times below 1 ms count as 1 ms). A first small search loads odtk's compiled code
+before any timing. ``--counting-depth`` (0, 1, 2) sets how many bottom levels odtk solves by bulk
 counting; ``--no-cache`` and ``--no-bounds`` switch off its cache and its bounds (the paper's
 ablations).
 

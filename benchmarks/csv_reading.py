@@ -14,6 +14,7 @@ class labels such as ``01`` and ``1`` apart, and checks quoting, ragged rows and
 from __future__ import annotations
 
 import argparse
+import functools
 import tempfile
 import time
 from collections.abc import Callable
@@ -59,9 +60,9 @@ def main() -> None:
         print(f"{'file':9} {'MB':>5} {'read_table':>10} {'read_csv':>9} {'pandas':>7} {'ratio':>6} {'ratio':>6}")
         print(f"{'':9} {'':>5} {'CPU s':>10} {'CPU s':>9} {'CPU s':>7} {'table':>6} {'csv':>6}")
         for name, path in files.items():
-            pandas = least_cpu(lambda: pd.read_csv(path), args.repeat)
-            table = least_cpu(lambda: read_table(path), args.repeat)
-            frame = least_cpu(lambda: read_csv(path), args.repeat)
+            pandas = least_cpu(functools.partial(pd.read_csv, path), args.repeat)
+            table = least_cpu(functools.partial(read_table, path), args.repeat)
+            frame = least_cpu(functools.partial(read_csv, path), args.repeat)
             print(f"{name:9} {path.stat().st_size / 2**20:5.1f} {table:10.3f} {frame:9.3f} {pandas:7.3f} "
                   f"{table / pandas:6.1f} {frame / pandas:6.1f}")
 

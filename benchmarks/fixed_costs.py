@@ -20,14 +20,16 @@ Printed, each the least of ``--repeat`` runs:
 from __future__ import annotations
 
 import argparse
+import functools
 import resource
 import subprocess
 import sys
 import tempfile
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -104,10 +106,10 @@ def prediction(diagram: bool) -> list[tuple[str, float | None, float]]:
         estimator.fit(X.to_numpy(), y)
         for n in (1, BULK):
             array, frame = bulk.to_numpy()[:n], bulk.iloc[:n]
-            theirs = per_call(lambda: reference.predict(array))
-            paths = {"estimator.predict(array)": lambda: estimator.predict(array),
-                     "TrainedModel.predict(array)": lambda: estimator.model_.predict(array),
-                     "TrainedModel.predict(DataFrame)": lambda: estimator.model_.predict(frame)}
+            theirs = per_call(functools.partial(reference.predict, array))
+            paths = {"estimator.predict(array)": functools.partial(estimator.predict, array),
+                     "TrainedModel.predict(array)": functools.partial(estimator.model_.predict, array),
+                     "TrainedModel.predict(DataFrame)": functools.partial(estimator.model_.predict, frame)}
             for path, call in paths.items():
                 try:
                     call()

@@ -22,8 +22,9 @@ import gc
 import resource
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import TypeVar
 
 import highspy
 import numpy as np

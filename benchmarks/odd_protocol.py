@@ -184,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
                 records.append(record)
                 print(f"{label:9} {case['dataset']:28} {case['skeleton']:8} α={case['alpha']:<5} {case['split'][:5]} "
                       f"seed {case['seed']}: {record['status']:10} heuristic {record['heuristic']:.4f} → "
-                      f"{record['objective']:.4f} bound {record['bound'] if record['bound'] is not None else float('nan'):.4f} "
+                      f"{record['objective']:.4f} "
+                      f"bound {record['bound'] if record['bound'] is not None else float('nan'):.4f} "
                       f"nodes {record['nodes']} cpu {record['cpu']} s (wall {time.perf_counter() - began:.0f} s)",
                       flush=True)
     table = pd.DataFrame(records)

@@ -25,7 +25,8 @@ import io
 import sys
 import time
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pandas as pd
 import sklearn.datasets
@@ -69,7 +70,8 @@ def run(dataset: str, time_limit: float) -> pd.DataFrame:
                 train, test)]
     for model in TREE_MODELS:
         limit = {} if model == "cp" else {"time_limit": time_limit}
-        rows.append(row(f"odtk {model}", lambda: OptimalTreeClassifier(model=model, **limit).fit(*train),
+        rows.append(row(f"odtk {model}",
+                        lambda model=model, limit=limit: OptimalTreeClassifier(model=model, **limit).fit(*train),
                         train, test))
     rows.append(row("odtk odd 1-2-4-8", lambda: OptimalDiagramClassifier(time_limit=time_limit).fit(*train),
                     train, test))

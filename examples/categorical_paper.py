@@ -220,7 +220,7 @@ def table12(args: argparse.Namespace, runs: Runs) -> list[dict]:
     rows = []
     for name in [name for name in ("krkp", "mush") if name in args.datasets12]:
         for topology in args.topologies:
-            for k, size in enumerate(args.sizes12):
+            for size in args.sizes12:
                 solves = runs(Cell(name, topology, args.seeds, cap=size).with_options(feature_selection="cart"))
                 s = scored(solves)
                 rows.append(row(12, name, f"{topology} {size} rows", TABLE12[name][topology][SIZES12.index(size)],

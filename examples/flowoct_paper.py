@@ -71,7 +71,8 @@ so expect 2,700–5,600 CPU-hours, e.g. 1–2.5 days of wall time on 100 single-
 
 Run:  python examples/flowoct_paper.py
       python examples/flowoct_paper.py --full --executor dask --scheduler tcp://HOST:8786 --db flowoct_full.sqlite
-      python examples/flowoct_paper.py --full --executor dask --scheduler tcp://HOST:8786 --db flowoct_full.sqlite --resume
+      python examples/flowoct_paper.py --full --executor dask --scheduler tcp://HOST:8786 --db flowoct_full.sqlite \
+          --resume
 """
 from __future__ import annotations
 

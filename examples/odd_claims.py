@@ -252,7 +252,8 @@ def figure_claims(pairs: pd.DataFrame, args: argparse.Namespace) -> list[str]:
         elif FIGURES[split_type] == "ODD>ODT":
             verdict = "agrees" if lead > 0 else f"disagrees by {-lead:.1f} points"
         else:
-            verdict = "agrees" if abs(lead) <= 100 * COMPARABLE else f"disagrees by {abs(lead) - 100 * COMPARABLE:.1f} points"
+            verdict = ("agrees" if abs(lead) <= 100 * COMPARABLE
+                       else f"disagrees by {abs(lead) - 100 * COMPARABLE:.1f} points")
         lines.append(f"Figures 2-3, {split_type}: {claim}: odtk ODD − ODT mean test accuracy {lead:+.1f} points "
                      f"over {len(group)} instances: {verdict}")
     return lines

@@ -50,6 +50,7 @@ Run:  python examples/odd_fairness.py
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 
 import numpy as np
@@ -133,12 +134,14 @@ def claims(rows: list[dict], args: argparse.Namespace) -> list[str]:
     proven = all(row.get("status") == "optimal" for row in rows)
     if not proven:
         unproven = "not every run is proven optimal: see status and gap"
-        return [verdict("each fairness ratio ξ is met on the training rows (ξ = 0.8: the four-fifths rule)", None, unproven),
+        return [verdict("each fairness ratio ξ is met on the training rows (ξ = 0.8: the four-fifths rule)", None,
+                        unproven),
                 verdict("extra linear constraints only, complexity not significantly changed", None, unproven)]
     suffix = "counts" if args.form == "counts" else "train"
     ratios = [(row[f"{MEASURES[row['constraint']]}_{suffix}"], row["xi"]) for row in constrained]
     met = all(ratio >= xi - 1e-9 for ratio, xi in ratios)
-    shown = ", ".join(f"{ratio:.3g} ≥ {xi:g}" if ratio >= xi - 1e-9 else f"{ratio:.3g} < {xi:g}" for ratio, xi in ratios)
+    shown = ", ".join(f"{ratio:.3g} ≥ {xi:g}" if ratio >= xi - 1e-9 else f"{ratio:.3g} < {xi:g}"
+                      for ratio, xi in ratios)
     slowest = max(row["cpu_s"] for row in constrained)
     cpu = ", ".join(f"{row['cpu_s']:.1f}" for row in constrained)
     return [verdict("each fairness ratio ξ is met on the training rows (ξ = 0.8: the four-fifths rule)", met,
@@ -162,7 +165,7 @@ def run(args: argparse.Namespace) -> list[dict]:
     rows = []
     for setting in settings(args):
         key = {"constraint": setting.get("fairness", "none"), "xi": setting.get("xi")}
-        rows.append({**key, **solve_row(lambda: fair_row(train, test, setting, args))})
+        rows.append({**key, **solve_row(functools.partial(fair_row, train, test, setting, args))})
     return rows
 
 

@@ -118,16 +118,16 @@ def _graphs(instance) -> _FlowGraphs:
     position, row = np.full(max(nodes) + 1, -1), np.full(max(nodes) + 1, -1)
     position[nodes], row[branching] = np.arange(len(nodes)), np.arange(len(branching))
     if hasattr(instance, "form"):  # compiled: each variable block's columns, shaped by its sets
-        variables = [np.arange(var.columns.start, var.columns.stop).reshape([len(s) for s in var.sets])
-                     for var in (instance.b, instance.w, instance.g)]
+        b, w, g = [np.arange(var.columns.start, var.columns.stop).reshape([len(s) for s in var.sets])
+                   for var in (instance.b, instance.w, instance.g)]
         values = instance.values
     else:
-        variables = [_table(instance.b, branching, features), _table(instance.w, nodes, classes),
-                     _table(instance.g, samples)]
+        b, w, g = (_table(instance.b, branching, features), _table(instance.w, nodes, classes),
+                   _table(instance.g, samples))
         values = None
     graphs = _FlowGraphs(
         samples, nodes, branching, ones, np.array([classes.index(pyo.value(instance.y[i])) for i in samples]),
-        position, row, *variables, values)
+        position, row, b, w, g, values)
     _flow_graphs[instance] = graphs
     return graphs
 
@@ -270,7 +270,7 @@ def separate_fractional(instance, tolerance: float = 1e-6) -> dict:
     capacity = {}  # (n, child) -> per-sample capacity of the arc n → child
     for r, n in enumerate(graphs.branching):
         capacity[n, flowoct.left(n)], capacity[n, flowoct.right(n)] = left_arc[r], right_arc[r]
-    subtree = {}  # n -> per-sample capacity of the cheapest cut of n's subtree with n in S
+    subtree: dict[int, np.ndarray] = {}  # n -> per-sample capacity of the cheapest cut of n's subtree with n in S
     for n in reversed(graphs.nodes):
         subtree[n] = w[graphs.position[n], graphs.label] + sum(
             (np.minimum(capacity[n, c], subtree[c]) for c in _children(graphs, n)), start=np.zeros(len(g)))
@@ -291,7 +291,8 @@ def _cut_arcs(graphs: _FlowGraphs, violated: np.ndarray, capacity: dict, subtree
     """The ``violated`` samples' g^i and the capacities (variables) of the arcs of their
     cheapest cuts, each sample's depth first, with their owners (see :func:`_inequalities`)."""
     root = graphs.nodes[0]
-    inside, cutting = {root: violated}, {}  # node → the samples with it in S / with its arc in the cut
+    inside: dict[int, np.ndarray] = {root: violated}
+    cutting: dict[int, np.ndarray] = {}  # node → the samples with it in S / with its arc in the cut
     owners, terms = [violated], [graphs.g[violated]]
     for n in _preorder(graphs, root):
         if n != root:  # the arc a(n) → n, cut: its b over the features that lead to n

@@ -135,6 +135,8 @@ odtk's r^i_b (r over CR), m (min_leaf).
 from __future__ import annotations
 
 import math
+from collections.abc import Set
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -604,7 +606,8 @@ def tree_of(tests: dict, root, child, positive_leaves: set) -> nx.DiGraph:
     ``subset`` (the values that go left, as column indices; the ``outcome=True`` arc) or
     ``label`` (0 negative, 1 positive: ``positive_leaves``). ``child[k, side]`` is the left or
     right child of k. A test that sends no value left is dropped (every row goes right)."""
-    tree, stack = nx.DiGraph(), [(root, None, None)]
+    tree = nx.DiGraph()
+    stack: list[tuple[Any, Any, bool | None]] = [(root, None, None)]
     while stack:
         node, parent, outcome = stack.pop()
         if node not in tests:
@@ -670,7 +673,8 @@ def _tests_of(instance, graph: nx.DiGraph) -> dict:
     roots = [n for n in graph if graph.in_degree(n) == 0]
     if len(roots) != 1:
         raise ValueError(f"The tree needs one root; it has {len(roots)}.")
-    tests, placed, stack = {}, set(), [(instance.K.first(), roots[0])]
+    tests: dict = {}
+    placed, stack = set(), [(instance.K.first(), roots[0])]
     while stack:
         k, n = stack.pop()
         if k in instance.B:
@@ -723,7 +727,7 @@ def _test_at(instance, k, subset) -> tuple:
     return group, frozenset(int(j) for j in columns)
 
 
-def _is_end(values: list, columns: set) -> bool:
+def _is_end(values: list, columns: Set) -> bool:
     """True when ``columns`` are the first ``len(columns)`` of ``values``."""
     return set(values[:len(columns)]) == columns
 
@@ -760,7 +764,8 @@ def _swap(instance, tests: dict, a, b) -> None:
 
 def _leaf_rows(instance, tests: dict, X: np.ndarray) -> dict:
     """Leaf → the rows of ``X`` (booleans) that reach it."""
-    reach, found = {instance.K.first(): np.arange(len(X))}, {}
+    reach = {instance.K.first(): np.arange(len(X))}
+    found: dict = {}
     for k in instance.K:  # internal nodes, then last-level ones: parents before children
         rows = reach.pop(k)
         left = X[np.ix_(rows, sorted(tests[k][1]))].any(axis=1)

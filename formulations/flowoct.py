@@ -89,6 +89,7 @@ correctly classified samples.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import networkx as nx
@@ -167,7 +168,8 @@ def _objective(m):
     return (1 - m.lam) * correct - m.lam * splits
 
 
-def tree_constraints(m: pyo.AbstractModel, numbers: tuple[str, str, str] = ("1.2, with p", "1.3, with p", "1.2–1.3, with p")) -> None:
+def tree_constraints(m: pyo.AbstractModel,
+                     numbers: tuple[str, str, str] = ("1.2, with p", "1.3, with p", "1.2–1.3, with p")) -> None:
     """The tree structure on ``b``, ``p``, ``w``: (1.2), (1.3) with ``p`` (numbered ``numbers``)."""
     m.branch_or_predict = pyo.Constraint(
         m.B, doc=f"({numbers[0]}) a branching node splits or predicts, unless an ancestor predicts",
@@ -299,7 +301,7 @@ def _gather(instance) -> _CutData:
     return data
 
 
-def _values(variables: list) -> np.ndarray:
+def _values(variables: Sequence | np.ndarray) -> np.ndarray:
     return np.fromiter((v.value or 0.0 for v in variables), dtype=float, count=len(variables))
 
 

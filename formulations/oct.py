@@ -283,7 +283,8 @@ def make_data(X: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph, n_classes: int
         raise ValueError(f"branching must be one of {', '.join(CHOICES['branching'])}; got {branching!r}.")
     splitting = sorted(n for n in skeleton if skeleton.out_degree(n) > 0)
     leaves = sorted(n for n in skeleton if skeleton.out_degree(n) == 0)
-    left_pairs, right_pairs = [], []
+    left_pairs: list[tuple[int, int]] = []
+    right_pairs: list[tuple[int, int]] = []
     for t in leaves:
         node = t
         while node > 1:  # walk up: node is the left (even) or right (odd) child of node // 2

@@ -716,8 +716,8 @@ def warm_start(instance, graph: nx.DiGraph, X: np.ndarray) -> None:
     ``graph`` follows the decoded convention (``weights``/``threshold`` or a binary
     ``feature`` per internal node, ``label`` at leaves), and its internal nodes carry
     ``layer``. Nodes are renumbered within their layer (in tree mode, to their tree
-    positions) and splits mirrored so that (11)–(12) hold; each intercept is re-fitted to the samples routed through its node. Side
-    constraints (tree mode, fairness, parsimony, stability, leaf size) are not checked.
+    positions) and splits mirrored so that (11)–(12) hold; each intercept is re-fitted to the samples routed through its
+    node. Side constraints (tree mode, fairness, parsimony, stability, leaf size) are not checked.
     """
     X = np.asarray(X, dtype=float)
     ids = _placement(instance, graph)
@@ -772,7 +772,7 @@ def _placement(instance, graph: nx.DiGraph) -> dict:
 
 def _layer_positions(instance, graph: nx.DiGraph, by_layer: dict[int, list]) -> dict:
     """Internal nodes fill their layer's slots by non-increasing in-degree, as (12) asks."""
-    ids = {}
+    ids: dict = {}
     for l, nodes in by_layer.items():
         slots = list(instance.VL[l])
         if len(nodes) > len(slots):

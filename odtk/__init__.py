@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from odtk import _lazy
 
 if TYPE_CHECKING:
-    from odtk._version import __version__
+    from odtk._version import __version__ as __version__
     from odtk.api import available_models, solve
     from odtk.estimators import CategoricalTreeClassifier, OptimalDiagramClassifier, OptimalTreeClassifier
     from odtk.export import export_text
@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from odtk.results import SolveResult
     from odtk.solvers import available_solvers
 
-__all__ = ["CategoricalTreeClassifier", "OptimalDiagramClassifier", "OptimalTreeClassifier", "SolveResult", "available_models",
-           "available_solvers", "export_text", "plot_tree", "solve"]
+__all__ = ["CategoricalTreeClassifier", "OptimalDiagramClassifier", "OptimalTreeClassifier", "SolveResult",
+           "available_models", "available_solvers", "export_text", "plot_tree", "solve"]
 __getattr__, __dir__ = _lazy.lazy_exports(__name__, {
     "odtk._version": ("__version__",),
     "odtk.api": ("available_models", "solve"),

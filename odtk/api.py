@@ -29,7 +29,7 @@ from odtk.pipeline.start import (WARM_STARTS, Start, default_start, given_start,
                                  topology_start)
 from odtk.progress import Progress
 from odtk.results import SolveResult
-from odtk.solvers import SolverOptions, model_settings
+from odtk.solvers import SolverOptions, SolverOutcome, model_settings
 from odtk.solvers.options import MAX_SECONDS
 
 # a setting's name elsewhere (scikit-learn, the CLI, older odtk) → odtk.solve's name and the CLI's flag
@@ -58,10 +58,10 @@ def check_options(model: str, options: dict[str, Any]) -> dict[str, Any]:
 class _Best:
     """The best model a solve holds so far, and what it is: what a stop returns."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.graph: DecisionGraph | None = None
         self.termination = "heuristic"
-        self.outcome = None
+        self.outcome: SolverOutcome | None = None
         self.build_time = 0.0
 
     def hold(self, graph: DecisionGraph, termination: str) -> None:
@@ -180,9 +180,10 @@ def _solve(model, data, target, depth, skeleton, solver, mip_gap, threads, seed,
     try:
         _train(rows, shape, hyper, solver, options, handoff, strategy, heuristic_time, warm_start, seed,
                steps, best, budget)
-    except Stopped:
+    except Stopped as stop:
         if best.graph is None:
-            raise KeyboardInterrupt if budget.signal == signal.SIGINT else Stopped(budget.signal) from None
+            signum = stop.signum if budget.signal is None else budget.signal
+            raise KeyboardInterrupt if signum == signal.SIGINT else Stopped(signum) from None
         best.termination = "interrupted"
     if budget.stop_requested and best.termination not in ("interrupted",):
         best.termination = "interrupted"
@@ -242,19 +243,21 @@ def _result(model: str, module, problem: Problem, dataset, shape: nx.DiGraph, hy
             distinct: int | None) -> SolveResult:
     """The verified result of the solve, from the best model held, scored on the original rows
     (``distinct``: the rows the MILP saw once duplicates were merged, None if none were)."""
-    objective, accuracy = problem.score(best.graph, shape, hyper)
+    graph = best.graph
+    assert graph is not None, "solve holds a start model before anything can stop it"
+    objective, accuracy = problem.score(graph, shape, hyper)
     if hasattr(module, "rates_of") and "milp" in steps:
-        steps["milp"].update(module.rates_of(best.graph.predict_index(problem.X), problem.y))
+        steps["milp"].update(module.rates_of(graph.predict_index(problem.X), problem.y))
     outcome = best.outcome
     bound = (outcome.bound if outcome and outcome.has_solution
              else steps.get("milp", steps.get("search", {})).get("bound"))
     if "milp" in steps:
         bound = honest_bound(module, bound, problem.y, shape, hyper, problem.weights)
-    trained = TrainedModel(best.graph, problem.encoder, list(problem.classes), model,
+    trained = TrainedModel(graph, problem.encoder, list(problem.classes), model,
                            target=str(dataset.target.name),
                            summary={"dataset": dataset.name, "skeleton": skeleton, "depth": depth, **hyper,
                                     "termination": best.termination, "objective": objective, "bound": bound},
-                           training=training_summary(best.graph, problem.X, problem.y))
+                           training=training_summary(graph, problem.X, problem.y))
     if budget.signal is not None:
         steps["stopped"] = {"signal": signal.Signals(budget.signal).name, "objective": objective,
                             "seconds": budget.elapsed()}

@@ -21,7 +21,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -82,6 +82,12 @@ class Budget:
         """Seconds left (never negative); None without a limit."""
         return None if self.deadline is None else max(self.deadline - time.monotonic(), 0.0)
 
+    @overload
+    def share(self, fraction: float, at_most: float) -> float: ...
+
+    @overload
+    def share(self, fraction: float, at_most: None = None) -> float | None: ...
+
     def share(self, fraction: float, at_most: float | None = None) -> float | None:
         """``fraction`` of the time left, capped at ``at_most`` (None: no limit, no cap)."""
         left = self.remaining()
@@ -131,7 +137,7 @@ class Budget:
         self.request_stop(signum)
         if self._waiting and first:
             return
-        raise Stopped(self.signal)
+        raise Stopped(signum if self.signal is None else self.signal)
 
     # -- stages and progress ---------------------------------------------------------------
     @contextlib.contextmanager

@@ -15,6 +15,7 @@ import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TextIO
 
 import click
 
@@ -105,7 +106,8 @@ def run() -> None:
         gc.freeze()
 
 
-def _show_warning(message, category, *_) -> None:
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                  file: TextIO | None = None, line: str | None = None) -> None:
     from odtk.progress import write_line
 
     write_line(f"odtk: warning: {message}")
@@ -312,10 +314,14 @@ def _picture(trained, training) -> bytes:
 
     from odtk.plotting import plot_tree
 
+    from matplotlib.figure import Figure
+
     axes = plot_tree(trained, X=training.features, y=training.target)
+    figure = axes.figure
+    assert isinstance(figure, Figure), "plot_tree draws on a figure of its own"
     image = io.BytesIO()
-    axes.figure.savefig(image, format="png", dpi=150, bbox_inches="tight")
-    axes.figure.clear()
+    figure.savefig(image, format="png", dpi=150, bbox_inches="tight")
+    figure.clear()
     return image.getvalue()
 
 
@@ -331,6 +337,7 @@ def _training_data(dataset: str | None, csv_path: str | None, target: str | None
         raise DataError("--csv needs --target COLUMN naming the class column.")
     from odtk.datasets import from_csv
 
+    assert csv_path, "exactly one of dataset and csv_path, checked above"
     return from_csv(csv_path, _column(target), categorical=categorical)
 
 

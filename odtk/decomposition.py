@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pyomo.environ as pyo
@@ -85,10 +86,11 @@ def _solve_lazy(instance, module: ModuleType, solver: str, options: SolverOption
 
         return found
 
-    fractional = getattr(module, "separate_fractional", None)
-    in_tree = fractional is not None and get_spec(solver).capabilities["user_cuts"]
+    fractional: Callable[[object], dict] | None = getattr(module, "separate_fractional", None)
+    if not get_spec(solver).capabilities["user_cuts"]:
+        fractional = None  # the solver takes no user cuts: lazy constraints only
     outcome = solve_instance(instance, solver, options, warm_start=warm_start, lazy=recorded(module.separate),
-                             user_cuts=recorded(fractional) if in_tree else None)
+                             user_cuts=None if fractional is None else recorded(fractional))
     for cut in added:
         instance.cuts.add(cut)
     return outcome, CutReport("lazy", len(added), 1)
@@ -108,12 +110,17 @@ def _solve_iterative(instance, module: ModuleType, solver: str, options: SolverO
     loop = _Loop(module.SENSE)
     start = _values(master.columns) if warm_start else None
     outcome, violated = None, None
+    seen: dict = {}  # cuts violated by the MIP solutions met during the round under way
+
+    def remember_separated() -> None:
+        _remember(module.separate(instance), seen)
+
     try:
         while True:
             remaining = None if deadline is None else max(deadline - time.perf_counter(), 0.01)
-            seen: dict = {}  # cuts violated by the MIP solutions met during this round
+            seen.clear()
             outcome = master.solve(dataclasses.replace(master_options, time_limit=remaining), start,
-                                   lambda: _remember(module.separate(instance), seen))
+                                   remember_separated)
             loop.count(outcome)
             if not outcome.has_solution:
                 violated = None
@@ -132,7 +139,7 @@ def _solve_iterative(instance, module: ModuleType, solver: str, options: SolverO
                 break
             start = loop.best if warm_start_capable else None
     except Stopped:  # a signal in the loop's own code: the best repaired solution so far, if any
-        if loop.best is None:
+        if loop.best is None or outcome is None:  # a best solution comes from a solved master
             raise
     report = CutReport(master.scheme, loop.cuts, loop.rounds)
     return _result(loop, outcome, violated, master, solver, options, time.perf_counter() - began), report
@@ -241,7 +248,8 @@ def _result(loop: _Loop, last: SolverOutcome, violated: dict | None, master, sol
     """The loop's outcome: the best repaired incumbent (loaded into the instance), the loop's
     best bound and totals; "optimal" only when the last master is optimal and cut-free and the
     loop's bound meets its objective; "interrupted" when a signal ended the loop."""
-    totals = dict(bound=loop.bound, handoff_time=loop.handoff_time, solve_time=loop.solve_time, nodes=loop.nodes)
+    totals: dict[str, Any] = dict(bound=loop.bound, handoff_time=loop.handoff_time, solve_time=loop.solve_time,
+                                  nodes=loop.nodes)
     if loop.best is None or (not last.has_solution and last.termination not in ("time_limit", "interrupted")):
         return dataclasses.replace(last, **totals)
     _load(master.columns, loop.best)

@@ -17,6 +17,7 @@ import os
 import secrets
 import stat
 import zlib
+from collections.abc import Mapping
 from pathlib import Path
 
 from odtk.exceptions import DataError
@@ -78,8 +79,8 @@ def check_writable(path: str | os.PathLike, force: bool = False) -> Path:
     return path
 
 
-def check_apart(outputs: dict[str, str | os.PathLike | None],
-                inputs: dict[str, str | os.PathLike | None]) -> None:
+def check_apart(outputs: Mapping[str, str | os.PathLike | None],
+                inputs: Mapping[str, str | os.PathLike | None]) -> None:
     """Refuse a command that would write over a file it reads, or write one file twice.
 
     Parameters

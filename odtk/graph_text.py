@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
+    import networkx as nx
+
     from odtk.datasets.encoders import FeatureEncoder
 
 Unscale = tuple[np.ndarray, np.ndarray]  # per encoded column: x_scaled = (x - offset) / scale
@@ -42,6 +44,14 @@ class GraphText:
     """Text and DOT rendering of a decision graph: the mixin reads its ``graph`` (networkx),
     ``root``, ``feature_names`` and ``class_names``."""
 
+    root: Any
+    feature_names: list[str]
+    class_names: list[str]
+
+    if TYPE_CHECKING:
+        @property
+        def graph(self) -> nx.DiGraph: ...
+
     def to_text(self, counts: dict | None = None, encoder: FeatureEncoder | None = None,
                 mix: dict | None = None) -> str:
         """Indented rendering; in a diagram a node reached again is referred to by id.
@@ -64,7 +74,7 @@ class GraphText:
 
         def leaf_mix(node) -> str:
             attrs = self.graph.nodes[node]
-            if mix is None or "label" not in attrs or counts[node] == 0:
+            if mix is None or not counts or "label" not in attrs or counts[node] == 0:
                 return ""
             per_class = ", ".join(f"{isolated(name)}: {int(c)}" for name, c in zip(self.class_names, mix[node]))
             return f"; {counts[node] - int(mix[node][attrs['label']])} misclassified; by class {per_class}"
@@ -87,7 +97,8 @@ class GraphText:
                 return []
             expanded.add(node)
             lines = []
-            arcs = sorted(self.graph.out_edges(node, data="outcome"), key=lambda e: self.answer(node, e[2]))
+            arcs: list[tuple[Any, Any, bool]] = sorted(self.graph.out_edges(node, data="outcome"),
+                                                       key=lambda e: self.answer(node, e[2]))
             for k, (_, child, outcome) in enumerate(arcs):
                 last = k == len(arcs) - 1
                 answer = f"{self.answer(node, outcome)}: ".ljust(5)

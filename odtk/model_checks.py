@@ -71,7 +71,7 @@ def check_tests(nodes: dict[Any, dict], encoder: FeatureEncoder) -> None:
             _check_subset(node, attrs["subset"], owner, encoder)
         if "weights" in attrs:
             for j in np.flatnonzero(np.asarray(attrs["weights"], dtype=float)):
-                _check_weighed(node, owner[j], encoder)
+                _check_weighed(node, owner[int(j)], encoder)
 
 
 def _scaled(encoder: FeatureEncoder, name: str) -> bool:

@@ -184,7 +184,7 @@ class DecisionGraph(GraphText):
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "DecisionGraph":
+    def from_dict(cls, data: dict[str, Any]) -> DecisionGraph:
         if not all(isinstance(data[key], list) for key in ("nodes", "arcs", "feature_names", "class_names")):
             raise ModelFileError("its graph's nodes, arcs, feature_names and class_names must be lists")
         if len(data["nodes"]) > MAX_NODES:
@@ -273,7 +273,7 @@ class TrainedModel:
         }
 
     @classmethod
-    def from_dict(cls, data: Any) -> "TrainedModel":
+    def from_dict(cls, data: Any) -> TrainedModel:
         if not isinstance(data, dict) or data.get("format") != FILE_FORMAT:
             raise ModelFileError("This is not an odtk model file (no 'format: odtk-model'); pass a file "
                                  "saved by `odtk solve --output`.")
@@ -316,7 +316,7 @@ class TrainedModel:
         write_atomic(path, json.dumps(self.to_dict(), indent=1), force=force)
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> "TrainedModel":
+    def load(cls, path: str | os.PathLike) -> TrainedModel:
         try:
             text = read_regular(path, "model").decode("utf-8")
         except FileNotFoundError:

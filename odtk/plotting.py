@@ -58,14 +58,15 @@ def plot_tree(model: Any, ax: Axes | None = None, *, X: Any = None, y: Any = Non
         if counts is not None:
             text += "\n" + _count_text(counts[node], classes)
         face = colours(attrs["label"] % 10) if leaf else (1.0, 1.0, 1.0)
-        boxes[node] = ax.text(*position[node], text, fontsize=size, ha="center", va="center", zorder=3,
+        x, y = position[node]
+        boxes[node] = ax.text(x, y, text, fontsize=size, ha="center", va="center", zorder=3,
                               bbox={"boxstyle": "round,pad=0.4", "fc": face, "ec": "0.3"})
     for u, v, outcome in graph.graph.edges(data="outcome"):  # from the bottom of u's box to the top of v's
         ax.annotate("", xy=(0.5, 1), xycoords=boxes[v], xytext=(0.5, 0), textcoords=boxes[u],
                     arrowprops={"arrowstyle": "-|>", "color": "0.45", "shrinkA": 6, "shrinkB": 6})
         middle = (np.asarray(position[u]) + np.asarray(position[v])) / 2
         answer = graph.answer(u, outcome)
-        ax.text(*middle, answer, fontsize=size * 0.85, ha="center", va="center", zorder=2,
+        ax.text(middle[0], middle[1], answer, fontsize=size * 0.85, ha="center", va="center", zorder=2,
                 color="tab:green" if answer == "yes" else "tab:red", bbox={"fc": "white", "ec": "none", "pad": 0.5})
     ax.update_datalim(list(position.values()))  # texts and arrows do not widen the view
     ax.margins(0.15, 0.12)

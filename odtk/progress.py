@@ -13,7 +13,10 @@ from __future__ import annotations
 import math
 import sys
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 MODES = ("auto", "bar", "lines", "off")
 REFRESH_SECONDS = 1.0
@@ -35,7 +38,7 @@ class Progress:
         self._unsaid: str | None = None  # a phase set by a signal handler, for ``lines`` mode to print
         self._budget = None
         self._lock = threading.Lock()
-        self._bar = None
+        self._bar: tqdm | None = None
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
 

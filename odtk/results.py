@@ -15,8 +15,8 @@ class SolveResult:
     """Outcome of one solve, with the verified decoded model.
 
     ``termination`` is one of ``optimal``, ``time_limit``, ``infeasible``,
-    ``interrupted``, ``error``, or ``heuristic`` (a heuristic model, nothing proven). ``objective`` is the incumbent's value in the
-    formulation's own terms (re-computed from the decoded model and checked
+    ``interrupted``, ``error``, or ``heuristic`` (a heuristic model, nothing proven). ``objective`` is the incumbent's
+    value in the formulation's own terms (re-computed from the decoded model and checked
     against the solver), ``bound`` the solver's best bound, ``gap`` their
     relative difference. ``n_samples`` counts the training rows; ``n_distinct`` the rows the MILP
     saw once rows alike in encoded features, class and group were merged into one weighted row
@@ -80,7 +80,8 @@ class SolveResult:
         ]
         for name, step in self.steps.items():
             value = "none" if step.get("objective") is None else f"{step['objective']:.6g}"
-            note = {True: ", the MILP's start", False: ", breaks a side constraint: not the MILP's start"}
+            note: dict[bool | None, str] = {True: ", the MILP's start",
+                                            False: ", breaks a side constraint: not the MILP's start"}
             cuts = f", {step['cuts']} cuts in {step['rounds']} rounds ({step['scheme']})" if "cuts" in step else ""
             lines.append(f"step        {name}: objective {value} in {step['seconds']:.2f}s"
                          f"{note.get(step.get('warm_start'), '')}{cuts}{_statistics(step)}")

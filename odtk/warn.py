@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import warnings
 from pathlib import Path
+from types import FrameType
 
 import odtk
 
@@ -28,7 +29,8 @@ def warn(message: str, category: type[Warning]) -> None:
 
 def _user_level() -> int:
     """The stack level of the first frame outside odtk, counted from :func:`warn`'s caller."""
-    frame, level = sys._getframe(2), 2
+    frame: FrameType | None = sys._getframe(2)
+    level = 2
     while frame is not None and frame.f_code.co_filename.startswith(PREFIXES):
         frame, level = frame.f_back, level + 1
     return level

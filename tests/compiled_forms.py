@@ -73,7 +73,8 @@ def assert_same_form(pyomo_instance, compiled) -> None:
         assert got[key] == expected[key], (key, got[key], expected[key])
     missing = expected["columns"].keys() - got["columns"].keys()
     extra = got["columns"].keys() - expected["columns"].keys()
-    assert not missing and not extra, f"columns only in the Pyomo form: {sorted(missing)[:5]}; only compiled: {sorted(extra)[:5]}"
+    assert not missing and not extra, (f"columns only in the Pyomo form: {sorted(missing)[:5]}; "
+                                       f"only compiled: {sorted(extra)[:5]}")
     differ = [name for name in expected["columns"] if expected["columns"][name] != got["columns"][name]]
     assert not differ, [(name, expected["columns"][name], got["columns"][name]) for name in differ[:5]]
     only_pyomo = expected["rows"] - got["rows"]

@@ -14,12 +14,11 @@ exhaustive enumeration; nothing here uses odtk.
 from __future__ import annotations
 
 import itertools
-from functools import lru_cache
-from typing import Union
+from functools import cache
 
 import numpy as np
 
-Topology = Union[str, tuple]  # "last" or ("node", Topology, Topology)
+Topology = str | tuple  # "last" or ("node", Topology, Topology)
 Test = tuple[int, frozenset]  # (group, values that go left)
 
 
@@ -66,7 +65,7 @@ def best_score(values: np.ndarray, positive: np.ndarray, topology: Topology,
     at every node."""
     lefts = _left_masks(values, subset_tests(n_values, ordinal, max_card, proper, max_card_ordinal))
 
-    @lru_cache(maxsize=None)
+    @cache
     def best(node: Topology, rows: tuple[int, ...]) -> float:
         idx = np.array(rows, dtype=int)
         if node == "last":
@@ -87,7 +86,7 @@ def rate_frontier(values: np.ndarray, positive: np.ndarray, topology: Topology,
     """Every achievable (true positives, true negatives) pair over all trees of ``topology``."""
     lefts = _left_masks(values, subset_tests(n_values, ordinal, max_card, proper, max_card_ordinal))
 
-    @lru_cache(maxsize=None)
+    @cache
     def pairs(node: Topology, rows: tuple[int, ...]) -> frozenset[tuple[int, int]]:
         idx = np.array(rows, dtype=int)
         if node == "last":

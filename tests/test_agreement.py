@@ -238,7 +238,8 @@ def test_milp_oracle_answers_when_a_variable_is_in_no_clause(solver):
 # better than the optimum), an active node without arcs
 CBC_PREPROCESSING = {
     "flows off the splits": ("0.5,red,2|0.5,red,2|0.5,red,0|-2.5,green,0|-2.5,green,0|0.5,green,0|3.0,green,2", 2),
-    "two features in a univariate split": ("-2.5,red,2|-2.5,red,2|-2.5,red,2|0.0,red,1|0.0,red,0|1.0,green,0|0.0,green,2", 1),
+    "two features in a univariate split": (
+        "-2.5,red,2|-2.5,red,2|-2.5,red,2|0.0,red,1|0.0,red,0|1.0,green,0|0.0,green,2", 1),
     "a node without arcs": ("3.0,red,2|0.5,red,0|3.0,red,2|-2.5,red,0|-2.5,red,0|0.5,green,2|3.0,green,0", 1),
 }
 

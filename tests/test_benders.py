@@ -61,7 +61,7 @@ def test_separation_cuts_exactly_the_misclassified_samples():
         instance.g[i].set_value(1)
     cuts = benders.separate(instance)
     assert sorted(cuts) == [i for i in range(len(y)) if X[i, 0] != y[i]]
-    for i, cut in cuts.items():  # each cut is the zero-capacity cut of the sample's path
+    for cut in cuts.values():  # each cut is the zero-capacity cut of the sample's path
         assert pyo.value(cut.args[1]) == 0
 
 

@@ -223,7 +223,8 @@ def test_grid_edited_between_an_interrupted_campaign_and_its_resume(tmp_path, in
 
     instant_runs.on_start = interrupt
     first = hostile.odtk("experiment", "run", grid, "--db", db)
-    assert first.exit_code == 130 and first.stderr.strip().splitlines()[-1] == "odtk: interrupted by SIGINT", first.output
+    assert first.exit_code == 130, first.output
+    assert first.stderr.strip().splitlines()[-1] == "odtk: interrupted by SIGINT", first.output
     before = frame_of(db)
     assert list(before["depth"]) == [1] and claims_of(db) == {}
     instant_runs.on_start = lambda _: None
@@ -413,5 +414,6 @@ def test_worker_killed_mid_run_fails_its_run_ends_its_solver_and_retry_computes_
     retry = hostile.odtk("experiment", "run", grid, "--db", db, "--retry-failed")
     assert retry.exit_code == 0 and "1 runs, 0 already recorded, 1 done, 0 failed" in retry.stdout, retry.output
     (computed,) = frame_of(db).itertuples()
-    assert len(instant_runs.started) == 1 and (computed.status, computed.attempts, computed.id) == ("done", 2, failed.id)
+    assert len(instant_runs.started) == 1
+    assert (computed.status, computed.attempts, computed.id) == ("done", 2, failed.id)
 

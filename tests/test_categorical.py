@@ -18,7 +18,7 @@ import subprocess
 import sys
 import warnings
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import networkx as nx
 import numpy as np
@@ -81,7 +81,7 @@ def make_instance(values: np.ndarray, positive: np.ndarray, ordinal: list[bool],
     return instance
 
 
-@lru_cache(maxsize=None)
+@cache
 def random_case(seed: int, rows: int | None = None, n_values: tuple = (), ordinal_share: float | None = None
                 ) -> Instance:
     """Seeded instance: 20–34 rows, 3 groups of 2–4 values; for odd seeds each group is

@@ -214,8 +214,8 @@ def test_bins_neither_prefix_nor_suffix_and_a_wrong_shape_are_value_errors():
     frame = pd.DataFrame({"size": [1, 2, 3, 4] * 3, "y": [POS, "good", "good", POS] * 3})
     problem, shape, hyper = setup(frame, "depth-2")
     middle = {k: [1, 2] for k in (1, 2, 3)}
-    tree = categorical.tree_of(middle, 1, {(k, s): 2 * k + (s == "right") for k in (1, 2, 3) for s in ("left", "right")},
-                               {5, 7})
+    children = {(k, s): 2 * k + (s == "right") for k in (1, 2, 3) for s in ("left", "right")}
+    tree = categorical.tree_of(middle, 1, children, {5, 7})
     with pytest.raises(ValueError, match="neither a prefix nor a suffix"):
         categorical.warm_start(instance_of(problem, shape, hyper), tree, problem.X)
     with pytest.raises(ValueError, match="shape"):

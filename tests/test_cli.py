@@ -132,7 +132,8 @@ def test_solver_not_installed(tmp_path):
     custom.write_text(text)
     run = odtk("solve", "--model", "flowoct", "--dataset", "flowoct/monk1", "--depth", "1",
                "--solver", "cbc", env={"ODTK_SOLVERS": str(custom)})
-    assert_one_line_error(run, "not available", 'pip install "odtk[cbc]"', 'in a clone of odtk: pip install -e ".[cbc]"')
+    assert_one_line_error(run, "not available", 'pip install "odtk[cbc]"',
+                          'in a clone of odtk: pip install -e ".[cbc]"')
 
 
 def test_registry_settings_reach_the_solver_and_a_misspelt_one_is_one_line(tmp_path):

@@ -509,7 +509,8 @@ def test_split_without_test_rows_trains_on_every_row():
     assert (train.n_rows, val.n_rows, test.n_rows) == (112, 38, 0)
 
 
-@pytest.mark.parametrize("fractions", [(0.5, 0.5, 0.5), (0.0, 0.5, 0.5), (0.5, 0.6, -0.1), (1.0, -0.2, 0.2), (0.5, 0.5)])
+@pytest.mark.parametrize("fractions", [(0.5, 0.5, 0.5), (0.0, 0.5, 0.5), (0.5, 0.6, -0.1), (1.0, -0.2, 0.2),
+                                       (0.5, 0.5)])
 def test_split_rejects_bad_fractions(fractions):
     with pytest.raises(DataError, match="fractions"):
         train_val_test_split(load_dataset("uci/iris"), fractions)

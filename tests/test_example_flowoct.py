@@ -18,8 +18,8 @@ VERDICT = re.compile(r" — (agrees|disagrees|not shown at this scale)\b")
 
 def run(tmp_path: Path, *args: str) -> tuple[dict[str, list[dict[str, str]]], list[str]]:
     """Run the script on 16 rows of monk3, sample 1, depth 2: its tables by title's first words, and its claim lines."""
-    done = subprocess.run([sys.executable, str(EXAMPLES / "flowoct_paper.py"), "--datasets", "monk3", "--samples", "1", "--rows", "16",
-                           "--lambdas", "0", "0.5", "--db", str(tmp_path / "runs.sqlite"), *args],
+    done = subprocess.run([sys.executable, str(EXAMPLES / "flowoct_paper.py"), "--datasets", "monk3", "--samples", "1",
+                           "--rows", "16", "--lambdas", "0", "0.5", "--db", str(tmp_path / "runs.sqlite"), *args],
                           capture_output=True, text=True, timeout=600, cwd=EXAMPLES.parent)
     assert done.returncode == 0, done.stdout + done.stderr
     _, *blocks, claims = done.stdout.strip().split("\n\n")

@@ -708,7 +708,8 @@ BAD_GRIDS = {
     "threads-10000": ({**BASE, "threads": 10000}, ["threads", "from 1 to 1024"]),
     "time-limit-1e300": ({**BASE, "time_limit": 1e300}, ["time_limit", "up to 1e+07"]),
     "a-million-runs": ({**BASE, "seeds": list(range(1000)),
-                        "methods": [{"model": "flowoct", "depth": 1, "options": {"lam": [k / 1000 for k in range(1000)]}}]},
+                        "methods": [{"model": "flowoct", "depth": 1,
+                                     "options": {"lam": [k / 1000 for k in range(1000)]}}]},
                        ["1,000,000 runs", "split it into several grids"]),
     "options-product-explodes": ({**BASE, "methods": [{"model": "odd", "skeleton": "1-2", "options": {
         "alpha": [0.1] * 100, "epsilon": [0.001] * 100, "xi": [0.5] * 100}}]}, ["1,000,000 runs"]),

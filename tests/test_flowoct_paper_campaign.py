@@ -82,10 +82,12 @@ def test_small_grid_on_dask_agrees_with_the_oracle(first) -> None:
         assert row["termination"] == "optimal" and row["n_train"] == len(rows), row.to_dict()
         assert row["objective"] == pytest.approx(oracle(data, rows, int(row["depth"]), lam), abs=1e-4), row.to_dict()
     assert frame.loc[frame["phase"] == "grid", "val_accuracy"].notna().all()
-    assert sorted(frame.loc[frame["phase"] == "retrain", "method"]) == sorted(["oct", "binoct", "flowoct", "benders"] * 2)
+    retrained = frame.loc[frame["phase"] == "retrain", "method"]
+    assert sorted(retrained) == sorted(["oct", "binoct", "flowoct", "benders"] * 2)
     blocks = stdout.strip().split("\n\n")
     titles = [block.splitlines()[0].split(":")[0] for block in blocks[1:]]
-    assert titles == ["Table 1", "Figure 3(a)", "Figure 3(b)", "Figure 3(c)", "Table 2", "Claims of the paper (§4), at this run's scale"]
+    assert titles == ["Table 1", "Figure 3(a)", "Figure 3(b)", "Figure 3(c)", "Table 2",
+                      "Claims of the paper (§4), at this run's scale"]
     assert f"campaign flowoct-paper: {SOLVES} of {SOLVES} solves computed now" in blocks[0]
     for block in blocks[2:4]:  # Figure 3(a), (b): every odtk row agrees with the others
         assert all(" yes" in line for line in block.splitlines() if line.lstrip().startswith("odtk"))

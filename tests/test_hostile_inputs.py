@@ -773,7 +773,8 @@ def test_report_of_another_sqlite_file_leaves_it_untouched(tmp_path):
 
 
 @pytest.mark.parametrize("args, words", [
-    (["solve", "--model", "flowoct", "--depth", "two"], ["'--depth'", "'two' is not a valid integer", "odtk solve --help"]),
+    (["solve", "--model", "flowoct", "--depth", "two"],
+     ["'--depth'", "'two' is not a valid integer", "odtk solve --help"]),
     (["solve", "--model", "flowoct", "--output", "."], ["'--output'", "is a directory", "odtk solve --help"]),
     (["predict", "--csv", "rows.csv"], ["Missing option '--model-file'", "odtk predict --help"]),
 ])

@@ -233,5 +233,6 @@ def test_a_missing_shipped_cbc_gets_the_pip_advice(monkeypatch, tmp_path, use_re
 
     use_registry(bundled_entries(), tmp_path)
     monkeypatch.setattr(cbcbox, "cbc_bin_path", lambda: str(tmp_path / "gone" / "cbc"))
-    with pytest.raises(SolverUnavailableError, match='no runnable CBC binary; install with: pip install "odtk\\[cbc\\]", or in a clone'):
+    with pytest.raises(SolverUnavailableError,
+                       match='no runnable CBC binary; install with: pip install "odtk\\[cbc\\]", or in a clone'):
         require_solver("cbc")

@@ -38,7 +38,8 @@ class ExamplesDirective(SphinxDirective):
                 helpers.append(f"* ``examples/{path.name}``: {text.splitlines()[0] if text else ''}")
                 continue
             title = f"``{path.name}``"
-            lines += [title, "-" * len(title), "", f"``python examples/{path.name} --help``", "", *text.splitlines(), ""]
+            lines += [title, "-" * len(title), "", f"``python examples/{path.name} --help``", "",
+                      *text.splitlines(), ""]
         lines += ["Helper modules", "-" * 14, "", *helpers, ""]
         container = nodes.section()
         nested_parse_with_titles(self.state, StringList(lines, source=str(EXAMPLES)), container)

@@ -15,15 +15,17 @@ Pyomo's compiler gives.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from odtk.compiled.instance import ArrayInstance, Columns, VarBlock
 from odtk.solvers.standard_form import StandardForm
 
-Bound = float | np.ndarray
+Bound = ArrayLike  # one value, or one per column or row
 
 
 class FormBuilder:
@@ -44,7 +46,7 @@ class FormBuilder:
         self.offset = 0.0
 
     # ------------------------------------------------------------------ columns
-    def variables(self, name: str, *sets: list, lower: Bound = 0.0, upper: Bound = 1.0,
+    def variables(self, name: str, *sets: Sequence, lower: Bound = 0.0, upper: Bound = 1.0,
                   integer: bool | np.ndarray = False) -> np.ndarray:
         """A variable indexed by the product of ``sets``: its column ids, shaped by the sets
         (a scalar variable when no set is given: a 0-d array). ``lower``, ``upper`` and
@@ -82,8 +84,8 @@ class FormBuilder:
         column = np.asarray(column, dtype=np.int64).ravel()
         coefficient = np.broadcast_to(np.asarray(coefficient, dtype=float), column.shape)
         if count is None:
-            sized = [np.ndim(bound) for bound in (lower, upper)]
-            count = (len(lower) if sized[0] else len(upper)) if any(sized) else (int(row.max()) + 1 if len(row) else 0)
+            sized = [np.shape(bound) for bound in (lower, upper) if np.ndim(bound)]
+            count = sized[0][0] if sized else (int(row.max()) + 1 if len(row) else 0)
         if len(row) and (row.min() < 0 or row.max() >= count):
             raise ValueError("row indices must lie in 0 … count-1")
         self._row_parts.append((row + self.n_rows, column, coefficient))

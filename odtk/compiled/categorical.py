@@ -48,7 +48,7 @@ def compile_instance(data: dict, X: np.ndarray, y: np.ndarray, skeleton: nx.DiGr
     if switch["anchors"] == "w":  # w^k_g = 1 at K_mirror for the symmetric groups with a w
         symmetric = [w_of[g] for g in sets["G_symmetric"][None] if g in w_of]
         mirror = positions(nodes, sets["K_mirror"][None])
-        form.dense_rows(w[np.ix_(mirror, symmetric)].reshape(-1, 1), 1.0, 1.0, 1.0)
+        form.dense_rows(w[np.ix_(mirror, np.array(symmetric, dtype=np.int64))].reshape(-1, 1), 1.0, 1.0, 1.0)
     _side_rows(form, sets, v, z, w, w_of, members)
     _leaf_size_rows(form, sets, z, leaf_c, np.asarray(X) > 0.5)
     weight = (np.ones(len(positive_rows)) if "weight" not in sets
@@ -97,7 +97,7 @@ def _reach_rows(form: FormBuilder, reach: np.ndarray, z_k: np.ndarray, row: np.n
     """Σ_b c^i_b ≤ L(i, k) (``left``) or ≤ 1 − L(i, k), over the columns ``reach`` (rows ×
     leaves, −1 where c^i_b is absent), for every row i with some c^i_b."""
     present = reach >= 0
-    kept = present.any(axis=1)
+    kept = np.any(present, axis=1)
     row_of = np.cumsum(kept) - 1
     pair_row, pair_leaf = np.nonzero(present)
     on_kept = kept[row]

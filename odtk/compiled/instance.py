@@ -12,7 +12,8 @@ Pyomo component built: a variable is a view of one entry of a shared value vecto
 from __future__ import annotations
 
 import itertools
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -149,12 +150,14 @@ class VarBlock:
     def __init__(self, name: str, offset: int, values: np.ndarray, sets: tuple[list, ...] | None = None,
                  keys: list | None = None):
         self.name, self.offset, self._array = name, offset, values
-        self.sets, self._keys = sets, keys
+        self.sets, self._keys = sets, [] if keys is None else keys
         if sets is not None:
             self._position = [{member: k for k, member in enumerate(members)} for members in sets]
             sizes = [len(members) for members in sets]
             self._strides = [int(np.prod(sizes[k + 1:], dtype=np.int64)) for k in range(len(sizes))]
             self.size = int(np.prod(sizes, dtype=np.int64))
+        elif keys is None:
+            raise ValueError(f"variable {name!r} needs sets or keys")
         else:
             self._lookup: dict | None = None
             self.size = len(keys)
@@ -246,6 +249,11 @@ class ArrayInstance:
     data (``{None: {name: {None: value} or {index: value}}}``) with ``extra`` ones (defaults,
     derived sets) as attributes: a one-member ``{None: …}`` entry is the value itself (a list
     an :class:`OrderedSet`), an indexed entry a dict."""
+
+    if TYPE_CHECKING:  # the sets, parameters and variables are attributes named by the model
+        def __getattr__(self, name: str) -> Any: ...
+
+        def __setattr__(self, name: str, value: Any) -> None: ...
 
     def __init__(self, form: StandardForm, blocks: dict[str, VarBlock], data: dict, extra: dict | None = None):
         self.form, self.blocks = form, blocks

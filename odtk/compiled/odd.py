@@ -9,6 +9,7 @@ over the samples by :func:`block_rows`: row ``s · count + t`` is template row `
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -114,7 +115,7 @@ def compile_instance(data: dict, X: np.ndarray, y: np.ndarray, skeleton: nx.DiGr
     _split_rows(form, X, epsilon, big_m_neg, big_m_pos, d, w_neg, w_pos, a_plus, a_minus, b)
     _domain_rows(form, domain, strong, univariate, d, a_plus, a_minus, b, e)
     _extension_rows(form, sets, d, w_neg, w_pos, w_term)
-    extra = {"N": OrderedSet([*nodes, *terminals]), "U": OrderedSet(units)}
+    extra: dict[str, Any] = {"N": OrderedSet([*nodes, *terminals]), "U": OrderedSet(units)}
     if "weight" not in sets:
         extra["weight"] = dict.fromkeys(samples, 1.0)
     return form.instance(data, extra)

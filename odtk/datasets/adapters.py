@@ -37,7 +37,7 @@ class Table:
     columns: dict[str, np.ndarray]
     n_rows: int
     labels: Any = None
-    label_name: str = "row"
+    label_name: Hashable = "row"
 
     def __len__(self) -> int:
         return self.n_rows
@@ -224,7 +224,7 @@ def _target_column(df: pd.DataFrame, target: Hashable) -> Hashable:
         return target
     if isinstance(target, (int, np.integer)) and not isinstance(target, bool):
         if -df.shape[1] <= target < df.shape[1]:
-            return df.columns[target]
+            return df.columns[int(target)]
         raise DataError(f"Target position {target} is out of range for {df.shape[1]} columns; "
                         f"use 0..{df.shape[1] - 1} or a negative position.")
     raise DataError(f"Target column {target!r} not found; available columns: {preview_names(df.columns)}. "
@@ -289,7 +289,7 @@ def from_dataframe(df: pd.DataFrame, target: Hashable, *, categorical: Iterable[
     unknown = [c for c in categorical if c not in df.columns or c == target_name]
     if unknown:
         raise DataError(f"Categorical column(s) {preview_names(unknown)} are not feature columns of '{name}'; "
-                        f"available: {preview_names(df.columns.drop(target_name))}.")
+                        f"available: {preview_names(df.columns.drop([target_name]))}.")
     features = df.drop(columns=[target_name]).reset_index(drop=True)
     if features.shape[1] == 0:
         raise DataError(f"Data '{name}' has no feature columns besides the target {str(target_name)!r}; "

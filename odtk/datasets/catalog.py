@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib.resources import files
@@ -19,7 +20,10 @@ from typing import TYPE_CHECKING
 from odtk.exceptions import DataError
 
 if TYPE_CHECKING:
-    from importlib.resources.abc import Traversable
+    if sys.version_info >= (3, 11):
+        from importlib.resources.abc import Traversable
+    else:
+        from importlib.abc import Traversable
 
     import pandas as pd
 
@@ -82,7 +86,8 @@ def _entry(row: dict[str, str]) -> _Entry:
 
 @lru_cache(maxsize=1)
 def _catalog() -> dict[str, _Entry]:
-    with (data_dir() / "catalog.csv").open(encoding="utf-8", newline="") as handle:
+    # typeshed's Traversable.open omits newline, which the paths of files() pass on to open().
+    with (data_dir() / "catalog.csv").open(encoding="utf-8", newline="") as handle:  # type: ignore[call-overload]
         return {row["name"]: _entry(row) for row in csv.DictReader(handle)}
 
 

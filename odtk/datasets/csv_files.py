@@ -217,8 +217,9 @@ def _texts(text: bytes, sep: str, frame: pd.DataFrame) -> dict[int, np.ndarray]:
     labels and categories, whose texts ``01`` and ``1`` stay apart), read as text again."""
     import pandas as pd
 
-    texts, again = {}, []
-    for k in frame.columns:
+    texts: dict[int, np.ndarray] = {}
+    again: list[int] = []
+    for k in range(frame.shape[1]):  # the columns are numbered 0, 1, … (see _split)
         column = frame[k]
         if column.dtype.kind == "b" or (column.dtype.kind in "iuf" and len(pd.unique(column)) > MAX_CATEGORIES):
             continue  # pandas' booleans, or a numeric feature
@@ -360,7 +361,7 @@ def _decimal_point(columns: dict[str, np.ndarray], texts: dict[str, np.ndarray])
                for name, values in columns.items())
 
 
-def _numbers(texts: Sequence[str]) -> np.ndarray | None:
+def _numbers(texts: Sequence[str] | np.ndarray) -> np.ndarray | None:
     """``texts`` as int64 (all whole numbers that fit), else float64; None if one is not a number."""
     characters = set("".join(texts))
     if not characters <= PLAIN_NUMBER and not all(NUMBER.fullmatch(text) for text in texts):

@@ -250,7 +250,7 @@ class FeatureEncoder:
         self._arrays = {name: _texts(params) if self.kinds_[name] == "categorical" else np.asarray(params, float)
                         for name, params in self.params_.items()}
 
-    def transform(self, data: Rows, columns: Sequence[int] | None = None) -> np.ndarray:
+    def transform(self, data: Rows, columns: Sequence[int] | np.ndarray | None = None) -> np.ndarray:
         """Encode rows: int8 0/1 in binary and one-hot modes, float64 in [0, 1] in scaled mode.
 
         ``data``: a DataFrame or Dataset (columns by name), a :class:`~odtk.datasets.Table` or a
@@ -264,9 +264,10 @@ class FeatureEncoder:
         plan = self._plan(columns)
         matrix = self._array(data)
         numbers = None if matrix is None else self._matrix(matrix)
-        if numbers is None:
+        if matrix is None or numbers is None:
             table = as_table(data, list(self.kinds_))
-            read = {name: self._checked(table, name, kind, name in plan) for name, kind in self.kinds_.items()}
+            checked = {name: self._checked(table, name, kind, name in plan) for name, kind in self.kinds_.items()}
+            read = {name: values for name, values in checked.items() if values is not None}
         else:
             table = Table({}, len(matrix))
             read = {name: np.ascontiguousarray((matrix if self.kinds_[name] == "categorical" else numbers)[:, k])
@@ -287,7 +288,7 @@ class FeatureEncoder:
 
             raise NotFittedError("This FeatureEncoder is not fitted yet; call fit() first.")
 
-    def _plan(self, columns: Sequence[int] | None) -> dict[str, tuple[slice | np.ndarray, np.ndarray]]:
+    def _plan(self, columns: Sequence[int] | np.ndarray | None) -> dict[str, tuple[slice | np.ndarray, np.ndarray]]:
         """Per feature with encoded columns among ``columns`` (all when None): where they go in
         the output and their places in the feature's group (cached per ``columns``)."""
         key = None if columns is None else np.asarray(columns, dtype=np.intp).tobytes()

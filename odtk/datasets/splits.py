@@ -52,4 +52,4 @@ def train_val_test_split(ds: Dataset, fractions: tuple[float, float, float] = (0
         train_rows, val_rows = rest, np.array([], dtype=int)
     else:
         train_rows, val_rows = _split(rest, labels, val / (train + val), seed, stratify)
-    return tuple(ds.subset(np.sort(rows)) for rows in (train_rows, val_rows, test_rows))
+    return ds.subset(np.sort(train_rows)), ds.subset(np.sort(val_rows)), ds.subset(np.sort(test_rows))

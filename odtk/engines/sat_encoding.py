@@ -103,9 +103,8 @@ class PerfectTreeClauses:
         leaves = self.n_leaves
         used = self._new((leaves,))
         rows, columns = np.nonzero(np.tri(leaves + 1, leaves + 2, 1, dtype=bool))
-        self.counter = np.zeros((leaves + 1, leaves + 2), dtype=np.int64)
-        self.counter[rows, columns] = self._new((len(rows),))
-        H = self.counter
+        H = self.counter = np.zeros((leaves + 1, leaves + 2), dtype=np.int64)
+        H[rows, columns] = self._new((len(rows),))
         q, j = np.nonzero(np.tri(leaves, leaves + 1, dtype=bool))  # j ≤ q < 2^k
         return self._emit([
             np.column_stack([-self.C.ravel(), np.repeat(used, self.n_classes)]),            # (7)
@@ -116,6 +115,7 @@ class PerfectTreeClauses:
 
     def at_most_leaves(self, bound: int) -> list[int]:
         """The assumption ¬H_{2^k, B+1} of (10): at most ``bound`` used leaves."""
+        assert self.counter is not None, "leaf_counter() makes the counter first"
         return [-int(self.counter[self.n_leaves, bound + 1])] if bound < self.n_leaves else []
 
     def decode(self, true: set[int]) -> tuple[np.ndarray, np.ndarray]:

@@ -42,10 +42,10 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Callable, Protocol
+from typing import Protocol
 
 import networkx as nx
 import numpy as np
@@ -257,15 +257,17 @@ class _Run:
     def min_size(self, depth: int) -> None:
         """DT_size: dichotomy on the number of used leaves at the minimum depth, between 1 and
         the leaves of the best tree."""
+        assert self.best is not None, "min_depth found a tree first"
         low, high = 1, count_leaves(simplify(self.best, self.X))
         if low >= high:
             return
-        if self.clauses is None or self.clauses.depth != depth:
-            self._encode(depth)  # the start has the minimum depth: no SAT call has used it yet
-        self._add(self.clauses.leaf_counter())
+        clauses = self.clauses
+        if clauses is None or clauses.depth != depth:
+            clauses = self._encode(depth)  # the start has the minimum depth: no SAT call has used it yet
+        self._add(clauses.leaf_counter())
         while low < high:
             middle = (low + high) // 2
-            found = self._consistent(self.clauses.at_most_leaves(middle))
+            found = self._consistent(clauses.at_most_leaves(middle))
             if found is None:
                 low = self.leaf_bound = middle + 1
                 self._note(f"no consistent tree of depth {depth} with {middle} leaves or fewer")
@@ -277,41 +279,48 @@ class _Run:
     def _consistent(self, assumptions: list[int]) -> Tree | None:
         """Algorithm 3: solve; while the tree misclassifies examples, add one (or
         ``per_round``) of them and re-solve."""
+        oracle, clauses = self.oracle, self.clauses
+        assert oracle is not None and clauses is not None, "_encode made them"
         while True:
             if self.poll():
                 raise TimeLimitReached
             self.rounds += 1
-            true = self.oracle.solve(assumptions)
+            true = oracle.solve(assumptions)
             if true is None:
                 return None
-            features, labels = self.clauses.decode(true)
+            features, labels = clauses.decode(true)
             wrong = np.flatnonzero(labels[leaves_reached(features, self.X)] != self.y)
             if len(wrong) == 0:
                 return perfect_tree(features, labels)
-            self._add_examples(wrong[:self.speed.per_round])
+            self._add_examples(clauses, wrong[:self.speed.per_round])
 
     def _add(self, blocks: Iterable[np.ndarray]) -> None:
         """Hand clause arrays to the backend in lists of at most ``CHUNK`` clauses, looking
         whether to stop between two."""
+        oracle = self.oracle
+        assert oracle is not None, "_encode made it"
         with _collector_paused():
             for block in blocks:
                 for first in range(0, len(block), CHUNK):
                     if self.poll():
                         raise TimeLimitReached
-                    self.oracle.add_clauses(block[first:first + CHUNK].tolist())
+                    oracle.add_clauses(block[first:first + CHUNK].tolist())
 
-    def _add_examples(self, rows: Iterable[int]) -> None:
+    def _add_examples(self, clauses: PerfectTreeClauses, rows: Iterable[int]) -> None:
         self._add(block for i in rows
-                  for block in self.clauses.add_example(int(i), self.X[i], int(self.y[i])))
+                  for block in clauses.add_example(int(i), self.X[i], int(self.y[i])))
 
-    def _encode(self, depth: int) -> None:
-        """A fresh backend with (1)–(2) at depth k, and the examples the options ask for."""
+    def _encode(self, depth: int) -> PerfectTreeClauses:
+        """A fresh backend with (1)–(2) at depth k, and the examples the options ask for; the
+        new clauses."""
+        assert self.make_oracle is not None, "solve_sat sets it"
         kept = self.clauses.examples if self.clauses is not None and self.speed.keep else []
         self.close()
-        self.clauses = PerfectTreeClauses(depth, self.X.shape[1], self.n_classes)
+        self.clauses = clauses = PerfectTreeClauses(depth, self.X.shape[1], self.n_classes)
         self.oracle = self.make_oracle(self.deadline)
-        self._add(self.clauses.one_feature_per_node())
-        self._add_examples(range(len(self.y)) if self.speed.encoding == "all-at-once" else kept)
+        self._add(clauses.one_feature_per_node())
+        self._add_examples(clauses, range(len(self.y)) if self.speed.encoding == "all-at-once" else kept)
+        return clauses
 
     def close(self) -> None:
         if self.oracle is not None and hasattr(self.oracle, "close"):
@@ -355,19 +364,18 @@ class _Run:
     def halted(self, stop: BaseException) -> None:
         """The search stopped early: keep the best tree, or raise if there is none."""
         signal = stop.signum if isinstance(stop, Stopped) else self.budget.signal if self.budget else None
-        if self.best is None:
+        if self.best is None or self.incumbent is None:  # set together by _record
             raise stop if signal is None or isinstance(stop, Stopped) else Stopped(signal)
         proven = self.bound() >= self.incumbent
         self.status = "optimal" if proven else "time_limit" if signal is None else "interrupted"
 
     def outcome(self, seconds: float, cpu_seconds: float) -> SearchOutcome:
-        tree = simplify(self.best, self.X)
-        if self.source == "sat" or self.minimize == "size":
-            perfect = self.best
-        else:
-            perfect = perfect_copy(self.best, tree_depth(self.best))
+        best, incumbent = self.best, self.incumbent
+        assert best is not None and incumbent is not None, "halted() raises when no tree was found"
+        tree = simplify(best, self.X)
+        perfect = best if self.source == "sat" or self.minimize == "size" else perfect_copy(best, tree_depth(best))
         clauses = self.clauses
-        return SearchOutcome(tree, self.incumbent, self.bound(), self.status, tree_depth(tree), count_nodes(tree),
+        return SearchOutcome(tree, incumbent, self.bound(), self.status, tree_depth(tree), count_nodes(tree),
                              self.rounds, len(clauses.examples) if clauses else 0,
                              clauses.variables if clauses else 0, clauses.n_clauses if clauses else 0,
                              seconds, cpu_seconds, perfect, self.source)

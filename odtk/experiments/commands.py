@@ -46,9 +46,13 @@ def experiment_run(grid_file: str, db: str | None, jobs: int, executor: str, sch
             if not sys.stderr.isatty():  # a log file: one line per finished run
                 return _run_lines(grid.name, phase, total)
             failed = [0]
+
+            def failures(_: int | None) -> str | None:
+                return f"{failed[0]} failed" if failed[0] else None
+
             bar = bars.enter_context(click.progressbar(
                 length=total, label=f"{grid.name} {phase} runs", file=sys.stderr, show_eta=True,
-                item_show_func=lambda _: f"{failed[0]} failed" if failed[0] else None))
+                item_show_func=failures))
 
             def advance(row: dict) -> None:
                 failed[0] += row["status"] != "done"

@@ -178,10 +178,12 @@ def _method(raw: Any, where: str, common: dict[str, Any]) -> list[dict[str, Any]
     model = spec["model"]
     if model not in api.available_models():
         raise ConfigError(f"{where}: unknown model {reprlib.repr(model)}; known: {', '.join(api.available_models())}.")
-    depths = [_whole(d, f"{where}: depth", 0, MAX_DEPTH)
-              for d in _listed(spec.get("depth", [None]), f"{where}: depth") if d is not None] or [None]
-    skeletons = [_skeleton(s, f"{where}: skeleton")
-                 for s in _listed(spec.get("skeleton", [None]), f"{where}: skeleton") if s is not None] or [None]
+    depths: list[int | None] = [_whole(d, f"{where}: depth", 0, MAX_DEPTH)
+                                for d in _listed(spec.get("depth", [None]), f"{where}: depth")
+                                if d is not None] or [None]
+    skeletons: list[str | None] = [_skeleton(s, f"{where}: skeleton")
+                                   for s in _listed(spec.get("skeleton", [None]), f"{where}: skeleton")
+                                   if s is not None] or [None]
     options = _mapping(spec.get("options", {}), f"{where}: options", None)
     settings = _settings(spec.get("settings", {}), f"{where}: settings")
     names = sorted(options)
@@ -229,7 +231,8 @@ def _settings(raw: Any, where: str) -> dict[str, Any]:
     choices = {"strategy": api.STRATEGIES, "thresholds": THRESHOLDS}
     for name, allowed in choices.items():
         if name in settings and settings[name] not in allowed:
-            raise ConfigError(f"{where}: {name} must be one of {', '.join(allowed)}, got {reprlib.repr(settings[name])}.")
+            raise ConfigError(f"{where}: {name} must be one of {', '.join(allowed)}, "
+                              f"got {reprlib.repr(settings[name])}.")
     if settings.get("warm_start", "auto") not in WARM_STARTS:
         raise ConfigError(f"{where}: warm_start must be auto, best, cart or null (no warm start), "
                           f"got {reprlib.repr(settings['warm_start'])}.")
@@ -238,7 +241,8 @@ def _settings(raw: Any, where: str) -> dict[str, Any]:
     if settings.get("max_thresholds") is not None:
         _whole(settings["max_thresholds"], f"{where}: max_thresholds", 1)
     if not isinstance(settings.get("positive_class", ""), (str, int, float)):
-        raise ConfigError(f"{where}: positive_class must be one class label, got {reprlib.repr(settings['positive_class'])}.")
+        raise ConfigError(f"{where}: positive_class must be one class label, "
+                          f"got {reprlib.repr(settings['positive_class'])}.")
     return settings
 
 
@@ -325,8 +329,7 @@ def _mapping(raw: Any, where: str, allowed: set[str] | None, required: tuple[str
     if not isinstance(raw, dict):
         got = "nothing" if raw is None else type(raw).__name__
         raise ConfigError(f"{where} must be a mapping (key: value), got {got}.")
-    unknown = sorted(set(map(str, raw)) - allowed) if allowed is not None else []
-    if unknown:
+    if allowed is not None and (unknown := sorted(set(map(str, raw)) - allowed)):
         raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}.")
     missing = [key for key in required if key not in raw]
     if missing:

@@ -198,7 +198,7 @@ def _save_plot(path: Path, plot: Callable[[Axes], None]) -> None:
     write_atomic(path, image.getvalue(), force=True)
 
 
-def _method_styles(runs: pd.DataFrame) -> dict[str, dict[str, str]]:
+def _method_styles(runs: pd.DataFrame) -> dict[str, dict[str, Any]]:
     """One colour and marker per method, the same in every plot."""
     methods = sorted(runs["method"].dropna().unique())
     return {method: {"color": f"C{i % 10}", "marker": _MARKERS[i % len(_MARKERS)]}
@@ -225,7 +225,7 @@ def _legend(ax: Axes, title: str) -> None:
               bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
 
 
-def _plot_profile(ax: Axes, runs: pd.DataFrame, styles: dict[str, dict[str, str]]) -> None:
+def _plot_profile(ax: Axes, runs: pd.DataFrame, styles: dict[str, dict[str, Any]]) -> None:
     """Grid runs solved to optimality within a time, one step line per (method, solver)."""
     grid = runs[runs["phase"].eq("grid")]
     solved = grid[grid["status"].eq("done") & grid["termination"].eq("optimal") & grid["wall_time"].notna()]
@@ -262,7 +262,7 @@ def _branching_nodes(depth: Any, skeleton: Any) -> float:
     return math.nan if pd.isna(depth) else 2.0 ** int(depth) - 1
 
 
-def _plot_gap_vs_size(ax: Axes, runs: pd.DataFrame, styles: dict[str, dict[str, str]]) -> None:
+def _plot_gap_vs_size(ax: Axes, runs: pd.DataFrame, styles: dict[str, dict[str, Any]]) -> None:
     """Optimality gap (%) of done runs against n_train × branching nodes, one marker per method."""
     done = runs[runs["status"].eq("done") & np.isfinite(runs["gap"])]
     size = done["n_train"].astype("float64") * [
@@ -289,7 +289,7 @@ def _accuracies(selection: pd.DataFrame) -> dict[str, np.ndarray]:
     return {method: group["test_accuracy"].to_numpy(float) for method, group in known.groupby("method")}
 
 
-def _plot_accuracy_box(ax: Axes, selection: pd.DataFrame, styles: dict[str, dict[str, str]]) -> None:
+def _plot_accuracy_box(ax: Axes, selection: pd.DataFrame, styles: dict[str, dict[str, Any]]) -> None:
     """Box plot of the selected test accuracy per method."""
     accuracies = _accuracies(selection)
     ax.set(title="Test accuracy of the selected settings", xlabel="method (number of selected settings)",
@@ -314,7 +314,7 @@ def _plot_accuracy_box(ax: Axes, selection: pd.DataFrame, styles: dict[str, dict
               fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
 
 
-def _plot_sorted_accuracy(ax: Axes, selection: pd.DataFrame, styles: dict[str, dict[str, str]]) -> None:
+def _plot_sorted_accuracy(ax: Axes, selection: pd.DataFrame, styles: dict[str, dict[str, Any]]) -> None:
     """Each method's selected test accuracies sorted ascending against their rank."""
     accuracies = _accuracies(selection)
     ax.set(title="Selected test accuracies, sorted", xlabel="rank (ascending test accuracy)",

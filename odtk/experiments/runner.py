@@ -7,8 +7,8 @@ skips the runs already done (and the failed ones unless ``retry_failed``), so a 
 killed midway finishes where it stopped; a run recorded by another odtk code or solver
 version is run again (its old row kept, see :mod:`odtk.experiments.store`). Runs are claimed
 in the database before they start, so a second campaign on the same database leaves them to
-the first while the first's lease holds (:mod:`odtk.experiments.claims`). On Dask, each run's result is released as soon as it
-is recorded, so that a worker lost later makes Dask compute no recorded run again. Ctrl-C stops the local
+the first while the first's lease holds (:mod:`odtk.experiments.claims`). On Dask, each run's result is released as soon
+as it is recorded, so that a worker lost later makes Dask compute no recorded run again. Ctrl-C stops the local
 workers at once and records nothing of the runs under way; a lost Dask scheduler ends the
 campaign with one line, the runs it did not finish left for the next run. A campaign none of
 whose runs succeeds (a missing input, a broken install) ends with one line and an error once
@@ -25,7 +25,7 @@ import sys
 import tempfile
 import threading
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from concurrent.futures import CancelledError, ThreadPoolExecutor, as_completed
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
@@ -144,14 +144,16 @@ def _failed(run: dict[str, Any], started: str | None, message: str) -> dict[str,
     return {**run, "status": "failed", "message": message, "started": started, "finished": now()}
 
 
-def _local(runs: list[dict[str, Any]], jobs: int) -> Iterator[dict[str, Any]]:
+def _local(runs: list[dict[str, Any]], jobs: int) -> Generator[dict[str, Any], None, None]:
     """Rows of ``runs`` as they finish, ``jobs`` at a time; when the caller stops early (Ctrl-C),
     no run starts any more and the running ones are killed."""
     workers, pool = Workers(), ThreadPoolExecutor(max_workers=jobs)
     try:
         futures = [pool.submit(run_isolated, run, workers) for run in runs]
         for future in as_completed(futures):
-            yield future.result()
+            row = future.result()
+            if row is not None:  # None: the run never started, the workers being stopped
+                yield row
     finally:
         workers.stop()
         pool.shutdown(wait=False, cancel_futures=True)
@@ -184,7 +186,7 @@ def _quiet_dask() -> Iterator[None]:
             logger.setLevel(level)
 
 
-def _dask(runs: list[dict[str, Any]], scheduler: str) -> Iterator[dict[str, Any]]:
+def _dask(runs: list[dict[str, Any]], scheduler: str) -> Generator[dict[str, Any], None, None]:
     """Rows of ``runs`` computed on the cluster, as they finish. Each future is released as soon
     as its row is taken (recorded by the caller): a worker lost later holds no result that Dask
     would compute again."""
@@ -264,7 +266,7 @@ def check_executor(executor: str, scheduler: str | None, jobs: int) -> None:
         raise ConfigError("The Dask executor needs --scheduler ADDRESS (e.g. tcp://host:8786).")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ConfigError(f"--jobs must be a whole number ≥ 1, got {jobs!r}.")
-    if executor == "dask":
+    if executor == "dask" and scheduler:
         _dask_client(scheduler).close()
 
 
@@ -289,7 +291,11 @@ def execute_runs(runs: list[dict[str, Any]], store: ResultStore, jobs: int = 1, 
 def _record(runs: list[dict[str, Any]], store: ResultStore, report: CampaignReport, jobs: int, executor: str,
             scheduler: str | None, progress: Callable[[dict], None] | None) -> None:
     """Compute ``runs`` and record each row as it arrives, counting it in ``report``."""
-    rows = _local(runs, jobs) if executor == "local" else _dask(runs, scheduler)
+    if executor == "local":
+        rows = _local(runs, jobs)
+    else:
+        assert scheduler, "check_executor asks the Dask executor for a scheduler"
+        rows = _dask(runs, scheduler)
     with closing(rows):
         for row in rows:
             if row.get("message"):  # a failure's reason, on one line in the database and the log

@@ -28,8 +28,9 @@ starts without one rather than from a tree it must reject).
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -164,7 +165,8 @@ def _cart(rules: _Rules, X: np.ndarray, codes: np.ndarray, y: np.ndarray, worth:
     None for a bin index); None when no row is worth anything."""
     if not worth.sum() > 0:
         return None
-    columns, meaning = [], []
+    columns: list[np.ndarray] = []
+    meaning: list[tuple[int, int | None]] = []
     for g in rules.allowed:
         if g in rules.ordered:
             columns.append(codes[:, g])
@@ -226,7 +228,8 @@ class _Grower:
             if keep and gains[0].max() > best[0]:
                 test = (g, masks[0, gains[0].argmax()])
             best = np.maximum(best, gains.max(axis=1))
-        return pos[:, self.rules.groups[0]].sum(axis=1) + np.where(np.isfinite(best), best, 0.0), test or self._nothing_left()
+        scores = pos[:, self.rules.groups[0]].sum(axis=1) + np.where(np.isfinite(best), best, 0.0)
+        return scores, test or self._nothing_left()
 
     def _nothing_left(self) -> tuple:
         """The test sending every row right, where the model allows no test at all."""
@@ -248,9 +251,10 @@ class _Grower:
             (g, masks, [(None, None)] * len(masks)) for g, masks in self._all_options(totals)]
         if not candidates:  # no allowed test (proper subsets of one-value groups): every row right
             return *self._nothing_left(), (None, None)
-        left = [np.concatenate([masks.astype(matrix.dtype) @ matrix[self.rules.groups[g]] for g, masks, _ in candidates])
+        left = [np.concatenate([masks.astype(matrix.dtype) @ matrix[self.rules.groups[g]]
+                                for g, masks, _ in candidates])
                 for matrix in joint]
-        score = self._last_scores(*left)[0] + self._last_scores(totals[0] - left[0], totals[1] - left[1])[0]
+        score = self._last_scores(left[0], left[1])[0] + self._last_scores(totals[0] - left[0], totals[1] - left[1])[0]
         flat = [(g, mask, below) for g, masks, belows in candidates for mask, below in zip(masks, belows)]
         return flat[int(score.argmax())]
 

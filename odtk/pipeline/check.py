@@ -31,6 +31,7 @@ def self_check(module: ModuleType, expected: float, outcome: SolverOutcome, solv
                 hyper: dict[str, Any]) -> float:
     """The decoded model's objective must match the solver's; returns the objective to report."""
     reported = outcome.objective
+    assert reported is not None, "checked outcomes have a solution"
     tolerance = SELF_CHECK_TOLERANCE * max(1.0, abs(reported))
     if abs(expected - reported) <= tolerance:
         return expected

@@ -10,13 +10,12 @@ papers' settings stay available by name (``"midpoints"``, ``"values"``, ``"quant
 from __future__ import annotations
 
 import os
+import sys
 from types import ModuleType
 from typing import Any
 
-try:
+if sys.platform != "win32":  # Windows: no address-space limits to honour
     import resource
-except ImportError:  # Windows: no address-space limits to honour
-    resource = None
 
 import networkx as nx
 import numpy as np
@@ -115,8 +114,8 @@ class Problem:
         check_encoding_size(len(self.y), len(self.encoder.columns_))
         self.X = self.encoder.transform(dataset)
         _warn_if_large(module, self.X.shape)
-        self.weights = {} if sample_weight is None else {"sample_weight": sample_weight}
-        self.extra = {**self.weights, **({} if group is None else {"group": group})}
+        self.weights: dict[str, Any] = {} if sample_weight is None else {"sample_weight": sample_weight}
+        self.extra: dict[str, Any] = {**self.weights, **({} if group is None else {"group": group})}
         if module.FEATURES == "onehot":
             self.extra.update(groups=list(self.encoder.groups_.values()),
                               ordinal=[kind == "numeric" for kind in self.encoder.kinds_.values()])

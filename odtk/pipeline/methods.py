@@ -118,12 +118,14 @@ def skeleton_of(module: ModuleType, depth: int | None, skeleton: str | nx.DiGrap
             tree_skeleton(depth)  # the same checks as any tree depth
         return nx.DiGraph(kind="search", depth=depth)
     if module.SKELETON == "diagram":
-        if skeleton is None and depth is None:
+        if skeleton:
+            return diagram_skeleton(skeleton)
+        if depth is None:
             raise ConfigError(f"Model {module.KEY!r} needs a skeleton, e.g. skeleton='1-2-4-8' "
                               "(--skeleton 1-2-4-8), or a tree depth.")
         if skeleton is None:
             hyper["tree"] = True
-        return diagram_skeleton(skeleton or tree_widths(depth))
+        return diagram_skeleton(tree_widths(depth))
     if skeleton is not None:
         widths = parse_widths(skeleton)
         if widths != tree_widths(len(widths)):

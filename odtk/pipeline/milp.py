@@ -16,8 +16,9 @@ import logging
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any
 
 import networkx as nx
 import numpy as np
@@ -216,7 +217,7 @@ def _user_cuts(instance, module, hyper: dict, handoff: str, capabilities: dict
     if not (hasattr(module, "separate_cuts") and hyper.get("cuts") == "on"):
         return None, None
     in_tree = handoff == "native" and capabilities["user_cuts"]
-    counts = {"scheme": "branch_and_bound" if in_tree else "root", "cuts": 0, "rounds": 0}
+    counts: dict[str, Any] = {"scheme": "branch_and_bound" if in_tree else "root", "cuts": 0, "rounds": 0}
 
     def counted() -> list:
         found = module.separate_cuts(instance)

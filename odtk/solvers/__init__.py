@@ -35,5 +35,5 @@ from odtk.solvers.standard_form import (FEASIBILITY_TOLERANCE, ModelSize, Standa
 __all__ = ["CAPABILITIES", "FEASIBILITY_TOLERANCE", "HANDOFFS", "OPTIMALITY_TOLERANCE", "OPTION_NAMES",
            "TERMINATIONS", "ModelSize", "SolverOptions", "SolverOutcome", "SolverSpec", "SolverStatus", "StandardForm",
            "available_solvers", "backends", "check_licence", "get_spec", "highs_lp", "load_registry",
-           "model_settings", "model_violation", "new_highs", "parse_yaml", "registry", "require_solver", "solve_instance",
-           "solver_status", "to_standard_form", "verified_termination"]
+           "model_settings", "model_violation", "new_highs", "parse_yaml", "registry", "require_solver",
+           "solve_instance", "solver_status", "to_standard_form", "verified_termination"]

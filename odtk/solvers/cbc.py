@@ -184,7 +184,8 @@ class _CbcRun:
                 process.kill()
             process.wait()
             reader.join()
-            process.stdout.close()
+            if process.stdout is not None:  # a pipe: always, as Popen was asked for one
+                process.stdout.close()
         if process.returncode < 0 and self.stopped is None:  # a signal to the process group
             self.stopped = self._reason()
         return process.returncode
@@ -226,6 +227,7 @@ class _CbcRun:
     def stopped_outcome(self, sol: Path, form: StandardForm, handoff: float) -> dict:
         """What a CBC that odtk stopped leaves: its solution file if it wrote one (read as CBC's
         result, under odtk's termination), else the bound and nodes of its log."""
+        assert self.stopped is not None, "called once the run was stopped"
         reason = {"interrupted": f"stopped by {self._signal_name()}",
                   "time_limit": "stopped at the time limit"}[self.stopped]
         text = sol.read_text(errors="replace") if sol.exists() else ""
@@ -316,7 +318,9 @@ class CbcLog:
             if match:
                 found = dict(zip(names, match.groups()))
                 break
-        return bool(found) and self._take(found)
+        if not found:
+            return False
+        return self._take(found)
 
     def _table_row(self, line: str) -> dict | None:
         match = self._TABLE.match(line)
@@ -336,9 +340,11 @@ class CbcLog:
 
 def _number(text: str | None) -> float | None:
     """A finite objective value of CBC's log (None for a dash, an infinity or CBC's 1e50)."""
+    if text is None:
+        return None
     try:
         value = float(text)
-    except (TypeError, ValueError):
+    except ValueError:
         return None
     return value if math.isfinite(value) and abs(value) < 1e20 else None
 
@@ -390,8 +396,9 @@ def _cbc_outcome(solution: str, stdout: str, form: StandardForm, handoff: float)
                                 f"objective of its first line {head[:80]!r}")
     bound_match = re.search(r"Lower bound:\s*(\S+)", stdout)
     bound = None
-    if bound_match and _number(bound_match.group(1)) is not None:  # printed when CBC stops early
-        bound = sign * _number(bound_match.group(1))  # CBC's objective includes the MPS offset
+    printed = _number(bound_match.group(1)) if bound_match else None  # printed when CBC stops early
+    if printed is not None:
+        bound = sign * printed  # CBC's objective includes the MPS offset
     elif termination == "optimal" and values is not None:
         bound = float(form.c @ values + form.offset)
     nodes = re.search(r"Enumerated nodes:\s*(\d+)", stdout)

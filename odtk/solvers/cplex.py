@@ -14,7 +14,8 @@ import importlib
 import os
 import tempfile
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -36,7 +37,7 @@ def over_limit_rejected(spec: SolverSpec) -> bool:
     """True when a trivial model just over the registry's size limit is refused."""
     cplex = importlib.import_module("cplex")
     problem = quiet_cplex(cplex)
-    problem.variables.add(obj=[1.0] * (spec.size_limit["variables"] + 1))
+    problem.variables.add(obj=[1.0] * (spec.limit["variables"] + 1))
     try:
         problem.solve()
     except cplex.exceptions.CplexSolverError as exc:

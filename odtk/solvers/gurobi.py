@@ -16,8 +16,8 @@ import math
 import signal
 import threading
 import time
-from collections.abc import Iterator
-from typing import Any, Callable
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -43,7 +43,7 @@ def over_limit_rejected(spec: SolverSpec) -> bool:
     """True when a trivial model just over the registry's size limit is refused."""
     gp = importlib.import_module("gurobipy")
     with gp.Env(params={"OutputFlag": 0}) as env, gp.Model(env=env) as model:
-        model.addVars(spec.size_limit["variables"] + 1)
+        model.addVars(spec.limit["variables"] + 1)
         try:
             model.optimize()
         except gp.GurobiError as exc:
@@ -216,10 +216,10 @@ def _gurobi_callback(form: StandardForm, columns: list, watch: CallbackWatch) ->
         best[0] = incumbent
 
     def separate(model, where) -> None:
-        if where == where_.MIPSOL:
+        if where == where_.MIPSOL and form.lazy is not None:
             for cut in form.lazy(np.asarray(model.cbGetSolution(columns))):
                 model.cbLazy(row(*cut))
-        elif model.cbGet(where_.MIPNODE_STATUS) == gp.GRB.OPTIMAL:
+        elif form.user_cuts is not None and model.cbGet(where_.MIPNODE_STATUS) == gp.GRB.OPTIMAL:
             for cut in form.user_cuts(np.asarray(model.cbGetNodeRel(columns))):
                 model.cbCut(row(*cut))
 

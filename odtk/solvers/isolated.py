@@ -35,10 +35,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -133,6 +133,7 @@ class _Followed:
         transfer = (self.ready or time.monotonic()) - began  # start-up and hand-off of the form
         if self.result is not None:
             return {**self.result, "handoff": self.result["handoff"] + transfer}
+        assert self.stopped is not None, "the wait ends with a result or a reason to stop"
         termination, message = self.stopped
         return dict(termination=termination, values=self.values, bound=self.bound, handoff=transfer,
                     message=message, nodes=self.nodes)

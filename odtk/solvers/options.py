@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from odtk.exceptions import ConfigError, SolveError
 from odtk.solvers.standard_form import ModelSize
@@ -48,7 +49,8 @@ class SolverOptions:
             raise ConfigError(f"mip_gap (--gap) is a relative gap below 1, e.g. 0.01 for 1 %; got {self.mip_gap!r}.")
         for name, highest in (("threads", MAX_THREADS), ("seed", MAX_SEED)):
             value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= highest):
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool)
+                                      or not 0 <= value <= highest):
                 raise ConfigError(f"{name} (--{name}) must be a whole number from 0 to {highest}, got {value!r}.")
 
     def less(self, seconds: float) -> SolverOptions:

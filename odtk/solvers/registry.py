@@ -71,6 +71,13 @@ class SolverSpec:
     # native parameters set for one model (its --model name), e.g. {"odd": {"mip_lp_solver": "ipm"}}
     settings: dict[str, dict[str, Any]] = field(default_factory=dict)
 
+    @property
+    def limit(self) -> dict[str, int]:
+        """The size limit of a size-limited licence: variables and constraints."""
+        if self.size_limit is None:
+            raise ConfigError(f"solver {self.name!r}: a size-limited licence needs a size_limit in the registry.")
+        return self.size_limit
+
 
 def _validate_entry(name: Any, entry: Any, source: str) -> SolverSpec:
     where = f"{source}: solver {name!r}"
@@ -320,7 +327,7 @@ def solver_status(name: str) -> SolverStatus:
         return SolverStatus(name, False, None, "missing", reason + advice)
     detail = spec.description
     if licence == "size-limited":
-        limit = spec.size_limit
+        limit = spec.limit
         detail += f" (limit {limit['variables']} variables, {limit['constraints']} constraints)"
     return SolverStatus(name, True, version, licence, detail)
 
@@ -347,8 +354,8 @@ def licence_error(spec: SolverSpec, size: ModelSize, refused: bool = False) -> L
     if refused:
         over = f"which the installed {spec.name} licence refuses as over its size limit"
     else:
-        over = (f"over the {spec.name} size-limited licence's limit of {spec.size_limit['variables']} "
-                f"variables and {spec.size_limit['constraints']} constraints")
+        over = (f"over the {spec.name} size-limited licence's limit of {spec.limit['variables']} "
+                f"variables and {spec.limit['constraints']} constraints")
     return LicenceLimitError(
         f"The model has {size.variables} variables and {size.constraints} constraints, {over}; "
         f"use a smaller instance (fewer samples or depth), a full {spec.name} licence, "

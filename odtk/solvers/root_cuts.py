@@ -45,6 +45,9 @@ def root_cut_loop(form: StandardForm, max_rounds: int = MAX_ROUNDS, deadline: fl
     ``deadline`` (``time.perf_counter()`` time) and ``budget`` (its stop rule) end the loop."""
     import highspy
 
+    if form.user_cuts is None:
+        raise ValueError("root_cut_loop needs a form with user_cuts")
+    user_cuts = form.user_cuts
     started = time.perf_counter()
     report = RootCutReport()
     watch = Watch(budget)
@@ -68,7 +71,7 @@ def root_cut_loop(form: StandardForm, max_rounds: int = MAX_ROUNDS, deadline: fl
             break
         if deadline is not None and time.perf_counter() >= deadline:
             break
-        rows = form.user_cuts(np.asarray(highs.getSolution().col_value))
+        rows = user_cuts(np.asarray(highs.getSolution().col_value))
         if not rows:
             break
         highs.setOptionValue("solver", "simplex")  # re-optimise from the last basis

@@ -6,7 +6,7 @@ import dataclasses
 import logging
 import math
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

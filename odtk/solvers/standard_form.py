@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -56,7 +57,7 @@ class StandardForm:
     col_upper: np.ndarray
     integer: np.ndarray
     maximize: bool
-    columns: list
+    columns: Any  # Pyomo's variables (a list), or a compiled instance's Columns
     cutoff: float | None = None  # a solution must be at least this good (objective units)
     start: np.ndarray | None = None  # warm-start values (NaN where a variable has none)
     # lazy constraints: solution vector → violated rows (column indices, coefficients, upper rhs)
@@ -160,8 +161,8 @@ def append_rows(form: StandardForm, rows: list[LazyRow]) -> None:
 
 def lazy_rows(form: StandardForm, separate: Callable[[], list]) -> Callable[[np.ndarray], list[LazyRow]]:
     """Wrap ``separate`` (reads the instance's values, returns violated inequalities
-    ``expression <= constant``: Pyomo's, or a compiled instance's rows) as a callback on solution vectors of ``form`` (lazy rows at
-    incumbents or user cuts at fractional points)."""
+    ``expression <= constant``: Pyomo's, or a compiled instance's rows) as a callback on solution vectors of ``form``
+    (lazy rows at incumbents or user cuts at fractional points)."""
     from pyomo.repn import generate_standard_repn
 
     compiled = hasattr(form.columns, "values")  # its cuts are rows already
