@@ -119,7 +119,7 @@ def categorical_start(problem: Problem, shape: nx.DiGraph, hyper: dict, seed: in
         share = weight / max(float(weight[rated].sum()), 1e-12)
         others = max(int(unrated.sum()), 1)
         _price_search(lambda price: grown(np.where(rated, share, price / others)))
-    return best if best_key[0] else None
+    return best if best_key is not None and best_key[0] else None
 
 
 def _leaves_filled(graph: Any, X: np.ndarray, n_leaves: int, min_leaf: int) -> bool:
