@@ -630,6 +630,7 @@ def test_switch_agreeing_with_the_named_configuration_is_accepted():
 
 
 # --------------------------------------------------------------------------- examples/categorical_paper.py
+@pytest.mark.slow
 def test_paper_script_prints_the_paper_value_beside_odtk(monkeypatch, capsys, tmp_path):
     """A small run of the paper script: every row of Tables 2, 8 and 14 carries the value
     transcribed from the paper next to odtk's measured one."""

@@ -74,6 +74,7 @@ def test_equals_flowoct_optimum(name, rows, seed, depth):
 
 
 @pytest.mark.skipif(not solver_status("gurobi").available, reason="gurobipy is not installed")
+@pytest.mark.slow
 def test_equals_benders_on_gurobi_at_depth_three():
     frame = _subset("flowoct/monk2", 30)
     search = odtk.solve("cp", frame, target="y", depth=3)

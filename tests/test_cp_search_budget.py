@@ -197,6 +197,7 @@ def _first_search(cache: str) -> tuple[dict, str]:
     return json.loads(ran.stdout), ran.stderr
 
 
+@pytest.mark.slow
 def test_an_empty_compile_cache_gives_the_same_proven_tree_as_a_filled_one(tmp_path):
     """Compiling (about 16 s of CPU, more than the limit) happens outside the limit."""
     first, notices = _first_search(str(tmp_path))

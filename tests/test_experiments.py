@@ -513,6 +513,7 @@ def test_worker_whose_runner_died_during_start_up_does_not_run(tmp_path):
 
 
 @needs_proc
+@pytest.mark.slow
 def test_ctrl_c_stops_a_campaign_at_once_and_records_nothing_under_way(tmp_path):
     if not solver_status("cbc").available:
         pytest.skip("the fake CBC entry copies the cbc entry (package cbcbox)")
@@ -545,6 +546,7 @@ def test_ctrl_c_stops_a_campaign_at_once_and_records_nothing_under_way(tmp_path)
         kill_all(marked(marker))
 
 
+@pytest.mark.slow
 def test_two_identical_campaigns_compute_each_run_once(tmp_path):
     grid = write_yaml(tmp_path / "grid.yaml", {
         "name": "twice", "datasets": [{"name": "flowoct/monk1", "rows": ROWS}], "seeds": [0, 1, 2],
@@ -569,6 +571,7 @@ def test_two_identical_campaigns_compute_each_run_once(tmp_path):
                    for line in progress), err
 
 
+@pytest.mark.slow
 def test_workers_import_odtk_as_the_runner_does(tmp_path):
     """A folder holding an ``odtk/`` package or a ``numpy.py`` is no module source for the workers."""
     folder = tmp_path / "work"
@@ -586,6 +589,7 @@ def test_workers_import_odtk_as_the_runner_does(tmp_path):
 
 # --------------------------------------------------------------------------- 4 + 6. faults, re-runs
 @needs_proc
+@pytest.mark.slow
 def test_crashing_and_hanging_solvers_fail_their_runs_only(fault_campaign):
     run, frame = fault_campaign.run, fault_campaign.frame
     assert run.returncode == 0, run.stderr
@@ -662,6 +666,7 @@ def test_processes_creating_one_database_at_once_all_succeed(tmp_path):
         assert [opener.exitcode for opener in openers] == [0] * 4, f"attempt {attempt}"
 
 
+@pytest.mark.slow
 def test_two_campaigns_write_into_one_database_at_once(tmp_path):
     db = tmp_path / "shared.sqlite"
     grids = []
@@ -795,6 +800,7 @@ def test_dask_executor_needs_a_scheduler(tmp_path):
     assert last.startswith("odtk: error: ") and "--scheduler" in last, cli.stderr
 
 
+@pytest.mark.slow
 def test_unreachable_dask_scheduler_is_a_clear_error(unreachable_scheduler):
     unreachable_scheduler.waiter.join(HANG_STOP)
     assert not unreachable_scheduler.waiter.is_alive(), f"no answer within {HANG_STOP} s"

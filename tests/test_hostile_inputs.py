@@ -818,6 +818,7 @@ def test_damaged_results_database_is_refused_in_one_line(tmp_path):
         assert_refused_untouched(tmp_path, args, "r.sqlite", "damaged", "restore it from a copy")
 
 
+@pytest.mark.slow
 def test_disk_full_during_a_campaign_is_one_line_and_keeps_what_was_recorded(tmp_path, monkeypatch):
     db = tmp_path / "r.sqlite"
     ResultStore(db)
@@ -958,6 +959,7 @@ def test_neighbouring_subnormal_values_are_split_apart(tmp_path):
 
 @needs_rlimit
 @pytest.mark.parametrize("size", [5 * 2**20, 20 * 2**20], ids=["5MB", "20MB"])
+@pytest.mark.slow
 def test_a_field_of_megabytes_is_read(tmp_path, size):
     """The field becomes a category of the saved model, whole."""
     rows = [f"{'x' * size if i == 0 else 'short'},{i % 2},{i % 2}" for i in range(6)]
@@ -1029,6 +1031,7 @@ def _chain(model_file: str, levels: int) -> str:
     return json.dumps(model)
 
 
+@pytest.mark.slow
 def test_a_100000_level_warm_start_tree_is_refused_at_once(tmp_path, base_csv, saved):
     (tmp_path / "deep.json").write_text(_chain(saved["flowoct"], 100_000))
     assert_refused_capped(tmp_path, [*SOLVE, "--csv", base_csv, "--target", "y",
@@ -1052,6 +1055,7 @@ def _rows_csv(tmp_path: Path, rows: int, numeric: bool) -> Path:
     (True, ["Encoding 200,000 rows as", "binary columns needs", "--thresholds auto"]),
     (False, ["flowoct MILP for 199,364 rows, 7 nodes and 24 columns", "would need about", "a sample of the rows"]),
 ], ids=["encoding-every-midpoint", "milp-of-200k-rows"])
+@pytest.mark.slow
 def test_models_too_large_for_memory_are_refused_before_building(tmp_path, numeric, words):
     csv = _rows_csv(tmp_path, 200_000, numeric)
     every_midpoint = ["--thresholds", "midpoints"] if numeric else []  # the default (auto) keeps it small
@@ -1060,6 +1064,7 @@ def test_models_too_large_for_memory_are_refused_before_building(tmp_path, numer
 
 
 @needs_rlimit
+@pytest.mark.slow
 def test_the_time_limit_covers_building_the_milp(tmp_path):
     """A build that outlasts the limit: the starting tree is the answer, flagged as not proven."""
     csv = _rows_csv(tmp_path, 40_000, numeric=False)

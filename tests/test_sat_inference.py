@@ -249,6 +249,7 @@ def sat_paper():
         sys.path.remove(str(examples))
 
 
+@pytest.mark.slow
 def test_paper_example_main_runs_small(capsys, sat_paper, tmp_path):
     assert sat_paper.main(["--tables", "1", "3", "--datasets", "iris", "--splits", "0", "--folds", "2",
                            "--db", str(tmp_path / "runs.sqlite")]) == 0

@@ -120,9 +120,13 @@ def test_a_start_that_breaks_a_constraint_is_not_used():
     rng = np.random.default_rng(3)
     X, y = rng.integers(0, 2, (30, 4)), rng.integers(0, 2, 30)
     plain = odtk.solve("oct", (X, y), depth=2, min_leaf=10)
-    started = odtk.solve("oct", (X, y), depth=2, min_leaf=10, warm_start="cart")
-    assert started.steps["warm_start"]["warm_start"] is False  # CART has leaves under 10 samples
+    free = odtk.solve("oct", (X, y), depth=2)  # no leaf bound
+    assert np.unique(free.model.graph.leaves(free.model.encoder.transform(X)), return_counts=True)[1].min() < 10
+    started = odtk.solve("oct", (X, y), depth=2, min_leaf=10, warm_start=free)
+    assert started.steps["warm_start"]["warm_start"] is False  # its leaves under 10 rows break min_leaf
     assert started.objective == pytest.approx(plain.objective) and started.termination == "optimal"
+    cart = odtk.solve("oct", (X, y), depth=2, min_leaf=10, warm_start="cart")  # CART grown with that leaf bound
+    assert cart.steps["warm_start"]["warm_start"] is True and cart.objective == pytest.approx(plain.objective)
 
 
 def _breast_cancer(rows: int = 200):
