@@ -297,6 +297,7 @@ def dask_scheduler(folder: Path, env: dict[str, str]) -> tuple[subprocess.Popen,
 
 @needs_cbc
 @needs_proc
+@pytest.mark.slow
 def test_killed_dask_scheduler_keeps_finished_runs_and_a_rerun_computes_the_rest_once(tmp_path, instant_runs,
                                                                                        use_registry):
     """Three runs in order: cp (finishes), flowoct on a CBC held at its gate (in flight when the

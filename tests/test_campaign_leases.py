@@ -63,6 +63,7 @@ def expiries(db: Path) -> list[float]:
 # --------------------------------------------------------------------------- leases across hosts
 @needs_cbc
 @needs_proc
+@pytest.mark.slow
 def test_campaign_killed_on_one_host_is_finished_by_another_after_its_lease(tmp_path, instant_runs, use_registry):
     """Host alpha holds its run at a gated CBC past several leases: its heartbeat keeps the
     claim, and host beta leaves the run to it. Alpha is then killed with its whole process

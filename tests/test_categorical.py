@@ -723,6 +723,7 @@ def test_min_leaf_1_is_the_default_optimum(seed):
     assert solve(instance, min_leaf=1).objective == solve(instance).objective == oracle(instance)
 
 
+@pytest.mark.slow
 def test_estimator_min_samples_leaf_fills_every_leaf_of_a_depth_3_tree():
     """Whatever tree the solve returns (proven or stopped by the time limit) fills its leaves."""
     rng = np.random.default_rng(0)

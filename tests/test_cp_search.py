@@ -65,6 +65,7 @@ def test_solve_reports_the_optimum_with_search_statistics(min_support):
 @pytest.mark.parametrize("name, rows, seed, depth", [
     ("flowoct/monk1", 60, 1, 2), ("flowoct/monk3", 60, 1, 2), ("flowoct/balance-scale", 60, 1, 2),
     ("flowoct/house-votes-84", 60, 1, 2), ("flowoct/monk1", 60, 2, 3), ("flowoct/balance-scale", 30, 1, 3)])
+@pytest.mark.slow
 def test_equals_flowoct_optimum(name, rows, seed, depth):
     frame = _subset(name, rows, seed)
     search = odtk.solve("cp", frame, target="y", depth=depth)

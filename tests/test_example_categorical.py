@@ -77,6 +77,7 @@ def test_pruned_cart_has_at_most_the_leaves_of_the_unpruned_tree(script, tmp_pat
     assert tree.get_n_leaves() <= unpruned.get_n_leaves()
 
 
+@pytest.mark.slow
 def test_table13_reports_the_pruned_cart(script, tmp_path):
     rows = solved(script, script.table13, ["--datasets", "votes"], tmp_path / "runs.sqlite")
     cart = next(r for r in rows if r["setting"] == "CART pruned")

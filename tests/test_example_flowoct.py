@@ -63,6 +63,7 @@ def test_proven_run_prints_status_paper_figures_and_claims(tmp_path: Path) -> No
     assert verdicts["small instances"] == "agrees"
 
 
+@pytest.mark.slow
 def test_unproven_cells_are_marked(tmp_path: Path) -> None:
     tables, claims = run(tmp_path, "--rows", "60", "--time-limit", "0.01")
     rows = odtk_rows(tables, "Figure 3(c)") + odtk_rows(tables, "Table 2")

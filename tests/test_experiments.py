@@ -611,6 +611,7 @@ def test_crashing_and_hanging_solvers_fail_their_runs_only(fault_campaign):
     assert not fault_campaign.leftovers, f"left running: {describe(fault_campaign.leftovers)}"
 
 
+@pytest.mark.slow
 def test_runs_killed_by_the_guard_leave_no_temporary_files(fault_campaign):
     assert fault_campaign.run.returncode == 0
     assert fault_campaign.tmp_left == [], f"left in TMPDIR: {fault_campaign.tmp_left}"

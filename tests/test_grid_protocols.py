@@ -125,6 +125,7 @@ def test_bad_protocol_fields_are_one_line_errors(fields, words):
     assert "\n" not in str(error.value)
 
 
+@pytest.mark.slow
 def test_cli_runs_a_cross_validated_grid_and_records_cpu_seconds(tmp_path):
     grid_file = tmp_path / "cv.yaml"
     grid_file.write_text(yaml.safe_dump(grid_of(seeds=[0, 1, 2], split={"folds": 3})))
