@@ -6,6 +6,7 @@ On Python 3.12 and later :func:`warnings.warn` skips odtk's frames itself
 """
 from __future__ import annotations
 
+import importlib.util
 import sys
 import warnings
 from pathlib import Path
@@ -13,10 +14,17 @@ from types import FrameType
 
 import odtk
 
-# odtk's sources, and its formulations wherever they are installed (a source checkout links them)
-PREFIXES = tuple(sorted({str(Path(odtk.__file__).parent) + "/",
-                         str(Path(odtk.__file__).parent.resolve()) + "/",
-                         str((Path(odtk.__file__).parent / "formulations").resolve()) + "/"}))
+
+def _source_folders() -> tuple[str, ...]:
+    """odtk's folder and its formulations' wherever they are: inside odtk in a wheel, the
+    top-level ``formulations/`` in an editable checkout (found without importing them)."""
+    spec = importlib.util.find_spec("odtk.formulations")
+    found = spec.submodule_search_locations if spec is not None else None
+    folders = [Path(odtk.__file__).parent, *(Path(f) for f in found or [])]
+    return tuple(sorted({f"{path}/" for folder in folders for path in (folder, folder.resolve())}))
+
+
+PREFIXES = _source_folders()
 
 
 def warn(message: str, category: type[Warning]) -> None:

@@ -454,3 +454,11 @@ def test_warnings_point_at_the_users_line(mixed_frame):
     with pytest.warns(UserWarning, match="runs on one thread") as caught:
         odtk.solve("cp", (X, y), depth=1, threads=2)
     assert {w.filename for w in caught} == {__file__}
+
+
+def test_warnings_skip_the_formulations_wherever_they_live():
+    import odtk.formulations.odd
+    from odtk.warn import PREFIXES
+
+    # in a wheel inside odtk's folder, in an editable checkout the top-level formulations/
+    assert odtk.formulations.odd.__file__.startswith(PREFIXES)
