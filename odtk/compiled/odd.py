@@ -109,7 +109,7 @@ def compile_instance(data: dict, X: np.ndarray, y: np.ndarray, skeleton: nx.DiGr
     _objective(form, y, n_classes, sample_weight, alpha, d, w_term)
     _flow_rows(form, graph, strong, d, w_neg, w_pos, w_term, z_neg, z_pos, lam)
     _topology_rows(form, graph, tree, d, y_neg, y_pos, z_neg, z_pos)
-    # R_i (odd._reach): ‖x_i‖₁ on the box, ‖x_i‖_∞ under ‖a‖₁ ≤ 1 or with univariate splits
+    # R_i (odd.model._reach): ‖x_i‖₁ on the box, ‖x_i‖_∞ under ‖a‖₁ ≤ 1 or with univariate splits
     reach = np.abs(X).sum(axis=1) if domain == "box" and not univariate else np.abs(X).max(axis=1, initial=0.0)
     big_m_neg, big_m_pos = A_BOUND * reach + B_BOUND + epsilon, A_BOUND * reach + B_BOUND
     _split_rows(form, X, epsilon, big_m_neg, big_m_pos, d, w_neg, w_pos, a_plus, a_minus, b)
