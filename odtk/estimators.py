@@ -284,13 +284,27 @@ class CategoricalTreeClassifier(SolvedClassifier):
         _whole("min_samples_leaf", self.min_samples_leaf, 1)
         data = inputs.from_arrays(frame, y, categorical=self.categorical)
         topology = "depth-2" if self.topology is None and self.max_depth is None else self.topology
-        improvements: dict[str, Any] = self.improvements or {}  # further options, by name
-        return api.solve(
-            "categorical", data, skeleton=topology, depth=self.max_depth, solver=self.solver, **self._settings(),
+        options = dict(
+            skeleton=topology, depth=self.max_depth, solver=self.solver, **self._settings(),
             max_thresholds=self.bins - 1, positive_class=self.positive_class,
             class_weight=self._negative_weight(y, sample_weight), sample_weight=sample_weight,
             max_card=self.max_card, rate=self.rate, min_rate=self.min_rate, numeric=self.numeric,
-            min_leaf=int(self.min_samples_leaf), feature_selection=self.feature_selection, **improvements)
+            min_leaf=int(self.min_samples_leaf), feature_selection=self.feature_selection)
+        return api.solve("categorical", data, **options, **_further_options(self.improvements, options))
+
+
+def _further_options(improvements: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """``improvements`` checked: a dict of model options the estimator does not set itself."""
+    if improvements is None:
+        return {}
+    if not isinstance(improvements, dict):
+        raise ConfigError(f"improvements must be a dict of model options (e.g. {{'anchors': 'off'}}), "
+                          f"got {type(improvements).__name__}.")
+    taken = sorted(set(improvements) & set(options))
+    if taken:
+        raise ConfigError(f"improvements sets {', '.join(taken)}, which the estimator sets from its own "
+                          "parameters (min_leaf: min_samples_leaf, depth: max_depth, ...); set those instead.")
+    return improvements
 
 
 def _lexicographic_bound(positive: np.ndarray, sample_weight: np.ndarray | None) -> float:

@@ -271,6 +271,14 @@ def test_from_csv_sniffs_separator_and_bom(tmp_path):
     assert from_csv(path, -1, sep=";", name="x").name == "x"
 
 
+def test_a_separator_of_more_than_one_byte_is_one_line_naming_the_fix(tmp_path):
+    path = tmp_path / "euro.csv"
+    path.write_text("a€b\n1€0\n2€1\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"^The separator must be one ASCII character, got '€'; pass") as info:
+        from_csv(path, "b", sep="€")
+    assert "\n" not in str(info.value)
+
+
 def test_from_csv_non_numeric_column_is_categorical(tmp_path):
     path = tmp_path / "codes.csv"
     path.write_text("code,t\n1,0\n2,1\nA3,0\n", encoding="utf-8")

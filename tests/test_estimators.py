@@ -462,3 +462,14 @@ def test_warnings_skip_the_formulations_wherever_they_live():
 
     # in a wheel inside odtk's folder, in an editable checkout the top-level formulations/
     assert odtk.formulations.odd.__file__.startswith(PREFIXES)
+
+
+@pytest.mark.parametrize("improvements, message", [
+    ({"min_leaf": 2}, r"^improvements sets min_leaf, which the estimator sets from its own parameters"),
+    (["anchors"], r"^improvements must be a dict of model options .* got list\.$"),
+])
+def test_improvements_that_clash_or_are_no_dict_are_one_line(improvements, message):
+    X, y = np.array([[0, 1], [1, 0], [1, 1], [0, 0]] * 3), np.array([0, 1, 1, 0] * 3)
+    with pytest.raises(ConfigError, match=message) as info:
+        CategoricalTreeClassifier(max_depth=1, improvements=improvements).fit(X, y)
+    assert "\n" not in str(info.value)

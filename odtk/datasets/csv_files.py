@@ -276,8 +276,8 @@ def read_table(path: str | os.PathLike, sep: str | None = None) -> Table:
     if not text.strip():
         raise DataError(f"CSV file '{path}' is empty; it needs a header row and data rows.")
     sep = sep or _separator(text)
-    if len(sep) != 1:
-        raise DataError(f"The separator must be one character, got {sep!r}; pass e.g. ',' or ';'.")
+    if len(sep.encode()) != 1:
+        raise DataError(f"The separator must be one ASCII character, got {sep!r}; pass e.g. ',', ';' or '|'.")
     _check_size(text, sep, path)
     data = text.encode()
     header, frame, lines = _split(data, sep, path)
