@@ -157,7 +157,7 @@ def _solve(model, data, target, depth, skeleton, solver, mip_gap, threads, seed,
     solver = solver_for(module, solver, mip_gap, threads)
     hyper.update(engine_settings(model))
     options = SolverOptions(time_limit=budget.seconds, mip_gap=mip_gap, threads=threads, seed=seed, log=verbose,
-                            settings=model_settings(solver, module.KEY))
+                            settings=model_settings(solver, model))
     _check_heuristic_time(heuristic_time)
     shape = skeleton_of(module, depth, skeleton, hyper)
     if shape.graph["kind"] in ("tree", "search", "topology"):

@@ -154,6 +154,15 @@ campaigns: killed on one host (leases), a reused       tests/test_campaign_lease
 pid, claims released by hand, two Dask worker kills,
 a locked database, read-only folder / file system,
 ``--jobs 10000``, ``--db`` naming the grid file
+issue 39, answers of one line:
+``--depth 0``: the tree models (a numeric column, so   test_depth_0_is_the_best_single_leaf, test_depth_0_
+CART's thresholds) answer, ODD refuses in one line     of_a_diagram_is_refused_in_one_line
+``settings:`` under a misspelt model or ``sat``        test_bad_solver_registry_is_refused (settings-*);
+(``sat-depth`` / ``sat-size`` reach the solver)        tests/test_cli.py::test_registry_settings_of_the_
+                                                       sat_models_reach_their_milp_solver
+a negative, NaN or infinite ``sample_weight``          test_a_bad_sample_weight_is_named_by_row_and_value
+a warm-start tree deeper than ``--depth``              test_a_deeper_warm_start_is_refused_naming_both_
+                                                       depths
 =====================================================  ===================================================
 """
 from __future__ import annotations
@@ -184,6 +193,7 @@ from odtk.cli import main
 from odtk.datasets import from_csv, read_csv
 from odtk.exceptions import DataError, SkeletonError
 from odtk.experiments.store import ResultStore
+from odtk.models import TrainedModel
 from odtk.skeletons import EXAMPLE, MAX_DEPTH, diagram_skeleton, parse_widths
 from odtk.solvers import registry
 
@@ -601,6 +611,11 @@ BAD_REGISTRIES: dict[str, tuple[Callable[[str], str], list[str]]] = {
                                                       "bundled solvers.yaml"]),
     "empty-file": (lambda t: "", ["must map solver names to entries", "got nothing"]),
     "yaml-syntax": (lambda t: t + "broken: [\n", ["not valid YAML at line", "fix the syntax"]),
+    "settings-misspelt-model": (_in_highs("  settings: {flowcot: {mip_lp_solver: ipm}}"),
+                                ["settings name a model 'flowcot'", "did you mean 'flowoct'",
+                                 "as --model takes it: benders, binoct,"]),
+    "settings-sat": (_in_highs("  settings: {sat: {mip_lp_solver: ipm}}"),
+                     ["settings name a model 'sat'", "'sat-depth'", "'sat-size'", "as --model takes it"]),
 }
 
 
@@ -1153,3 +1168,57 @@ def test_backslashes_and_quotes_in_names_keep_the_dot_file_valid(tmp_path):
 @pytest.mark.parametrize("name", ["../../etc/passwd", "/dev/zero", "flowoct/../uci/iris"])
 def test_dataset_names_are_never_paths(tmp_path, name):
     assert_refused_untouched(tmp_path, [*SOLVE, "--dataset", name], f"Unknown dataset '{name}'", "odtk datasets")
+
+
+# --------------------------------------------------------------------------- answers of one line (issue 39)
+# 9 rows, 6 of class no: a numeric column, so that the default thresholds ask CART for its own
+SKEWED_ROWS = [f"{k % 2},{k},{'yes' if k % 3 == 0 else 'no'}" for k in range(9)]
+
+
+@pytest.mark.parametrize("model", ["flowoct", "benders", "binoct", "oct"])
+def test_depth_0_is_the_best_single_leaf(tmp_path, model):
+    """A tree of depth 0 is one leaf: the majority class, as counting the classes finds it, proven."""
+    csv = _csv(tmp_path, "d.csv", "a,v,y", SKEWED_ROWS)
+    run = odtk("solve", "--model", model, "--depth", 0, "--csv", csv, "--target", "y")
+    assert run.exit_code == 0, run.output
+    labels = [row.rsplit(",", 1)[1] for row in SKEWED_ROWS]
+    majority = max(set(labels), key=labels.count)
+    leaves = [line for line in run.stdout.splitlines() if "predict" in line]
+    assert len(leaves) == 1 and leaves[0].startswith(f"predict {majority}  [node 1]"), run.stdout
+    correct = labels.count(majority)
+    assert "status      optimal" in run.stdout and f"objective   {correct}   bound {correct}" in run.stdout
+    assert f"accuracy    {correct / len(labels):.4f} on {len(labels)} training samples" in run.stdout
+
+
+def test_depth_0_of_a_diagram_is_refused_in_one_line(tmp_path, base_csv):
+    args = ["solve", "--model", "odd", "--depth", 0, "--csv", base_csv, "--target", "y",
+            "--output", tmp_path / "m.json"]
+    assert_refused_untouched(tmp_path, args, "'odd' takes depth 1 or more", "got depth 0", "(--depth 1)")
+
+
+@pytest.mark.parametrize("bad, shown", [(-1.0, "-1"), (float("nan"), "nan"), (float("inf"), "inf")])
+def test_a_bad_sample_weight_is_named_by_row_and_value(bad, shown):
+    """Rows counted from 0, as every message of the Python interface counts them."""
+    frame = pd.read_csv(io.StringIO(BASE))
+    weights = np.ones(len(frame))
+    weights[3] = bad
+    with pytest.raises(DataError, match=rf"^sample_weight gives row 3 the weight {shown}; give every row a "
+                                        r"finite weight of 0 or more \(0 leaves the row out\)\.$"):
+        api.solve("flowoct", frame, target="y", depth=1, sample_weight=weights)
+    weights[7] = bad
+    with pytest.raises(DataError, match=rf"^sample_weight gives row 3 the weight {shown} \(1 more row with a "
+                                        "negative, missing or infinite weight\\); "):
+        api.solve("flowoct", frame, target="y", depth=1, sample_weight=weights)
+
+
+def test_a_deeper_warm_start_is_refused_naming_both_depths(tmp_path):
+    """The default thresholds follow the depth (CART's), so the deeper tree's columns differ too:
+    its depth is what to say."""
+    csv = _csv(tmp_path, "d.csv", "a,v,y", [f"{k % 2},{k},{(k % 2) ^ (k > 5)}" for k in range(12)])
+    run = odtk("solve", "--model", "flowoct", "--depth", 2, "--csv", csv, "--target", "y",
+               "--output", tmp_path / "deep.json")
+    assert run.exit_code == 0, run.output
+    assert TrainedModel.load(tmp_path / "deep.json").graph.depth == 2
+    args = [*SOLVE, "--csv", csv, "--target", "y", "--warm-start", tmp_path / "deep.json",
+            "--output", tmp_path / "m.json"]
+    assert_refused_untouched(tmp_path, args, "its depth 2 exceeds depth 1", "a tree of depth ≤ 1", "(--depth 2)")
