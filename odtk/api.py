@@ -27,7 +27,7 @@ from odtk.pipeline.methods import (STRATEGIES, available_models, defaults, engin
                                    is_engine, method, skeleton_of, solver_for, starts_from_tree, strategy_of)
 from odtk.pipeline.start import (WARM_STARTS, Start, default_start, given_start, heuristic, majority_leaf,
                                  topology_start)
-from odtk.progress import Progress
+from odtk.progress import Progress, check_mode
 from odtk.results import SolveResult
 from odtk.solvers import SolverOptions, SolverOutcome, model_settings
 from odtk.solvers.options import MAX_SECONDS
@@ -132,6 +132,7 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     scored on every row.
     """
     _check_names(hyperparameters)
+    check_mode(progress)  # checked even where verbose=True overrides it
     if budget is None:
         budget = Budget(time_limit, Progress("lines" if verbose else progress))
         owned = True

@@ -383,6 +383,9 @@ def predict(model_file: str, csv_path: str, output: str | None, force: bool) -> 
         check_writable(output, force)
     trained = TrainedModel.load(model_file)
     rows = read_table(csv_path)
+    if len(rows) == 0:
+        raise DataError(f"CSV file '{csv_path}' has no rows to predict, only its header; add the rows to classify "
+                        "under it.")
     labels = trained.predict(rows)
     if output:
         write_atomic(output, rows.to_csv(prediction=labels), force=force)

@@ -15,6 +15,8 @@ import sys
 import threading
 from typing import TYPE_CHECKING, Any
 
+from odtk.exceptions import ConfigError
+
 if TYPE_CHECKING:
     from tqdm import tqdm
 
@@ -27,8 +29,7 @@ class Progress:
     """Where a solve's progress goes (see the module docstring for ``mode``)."""
 
     def __init__(self, mode: str = "off", stream: Any = None):
-        if mode not in MODES:
-            raise ValueError(f"progress mode must be one of {', '.join(MODES)}; got {mode!r}.")
+        check_mode(mode)
         self.stream = stream if stream is not None else sys.stderr
         if mode == "auto":
             mode = "bar" if _is_terminal(self.stream) else "off"
@@ -148,6 +149,12 @@ class Progress:
             print(line, file=self.stream, flush=True)
             if self._bar is not None:
                 self._bar.refresh()
+
+
+def check_mode(mode: Any) -> None:
+    """A ConfigError unless ``mode`` is one of :data:`MODES`."""
+    if mode not in MODES:
+        raise ConfigError(f"progress must be one of {', '.join(map(repr, MODES))}; got {mode!r}.")
 
 
 def write_line(line: str, stream: Any = None) -> None:

@@ -163,6 +163,10 @@ CART's thresholds) answer, ODD refuses in one line     of_a_diagram_is_refused_i
 a negative, NaN or infinite ``sample_weight``          test_a_bad_sample_weight_is_named_by_row_and_value
 a warm-start tree deeper than ``--depth``              test_a_deeper_warm_start_is_refused_naming_both_
                                                        depths
+``odtk predict``: NaN in a column the model never      test_missing_values_in_untested_columns_are_
+tests, in a tested one; a header-only CSV              predicted, test_rows_that_do_not_fit_the_model_
+                                                       are_refused, test_predicting_no_rows_is_refused
+``progress="rainbow"``                                 test_an_unknown_progress_mode_is_a_config_error
 =====================================================  ===================================================
 """
 from __future__ import annotations
@@ -191,7 +195,7 @@ from hypothesis import strategies as st
 from odtk import api
 from odtk.cli import main
 from odtk.datasets import from_csv, read_csv
-from odtk.exceptions import DataError, SkeletonError
+from odtk.exceptions import ConfigError, DataError, SkeletonError
 from odtk.experiments.store import ResultStore
 from odtk.models import TrainedModel
 from odtk.skeletons import EXAMPLE, MAX_DEPTH, diagram_skeleton, parse_widths
@@ -554,7 +558,7 @@ def test_deeply_nested_model_files_are_refused(tmp_path, base_csv, saved, damage
 
 @pytest.mark.parametrize("content, words", [
     (BASE.replace("a,b,v,y", "a,x,v,y"), ["Column 'b' used in training is missing", "same feature columns"]),
-    (edit_line(6, "0,,4,no"), ["'b'", "missing values", "line 6", "impute"]),
+    (edit_line(6, ",0,4,no"), ["'a'", "missing values", "line 6", "impute"]),  # 'a' is the column tested
     (edit_line(6, "2,0,4,no"), ["'a'", "was binary (0/1)", "line 6", "pass 0/1 values"]),
     (edit_line(6, "0,0,inf,no"), ["'v'", "infinite values", "line 6", "replace the values"]),
     (edit_line(6, "0,0,four,no"), ["'v'", "must be numeric", "convert or drop"]),
@@ -566,6 +570,26 @@ def test_rows_that_do_not_fit_the_model_are_refused(tmp_path, saved, content, wo
     args = ["predict", "--model-file", tmp_path / "m.json", "--csv", tmp_path / "rows.csv",
             "--output", tmp_path / "p.csv"]
     assert_refused_untouched(tmp_path, args, *words)
+
+
+def test_missing_values_in_untested_columns_are_predicted(tmp_path, saved):
+    """The model tests 'a' only: 'b' and 'v' are never read, so their missing values do not matter."""
+    (tmp_path / "m.json").write_text(saved["flowoct"])
+    rows = [",".join("" if j in (1, 2) and k % 2 else part for j, part in enumerate(row.split(",")))
+            for k, row in enumerate(ROWS)]
+    (tmp_path / "rows.csv").write_text("\n".join([HEADER, *rows]) + "\n")
+    run = odtk("predict", "--model-file", tmp_path / "m.json", "--csv", tmp_path / "rows.csv")
+    assert run.exit_code == 0, run.output
+    assert run.stdout.split() == [row.rsplit(",", 1)[1] for row in ROWS]
+    assert run.stderr == "accuracy 1.0000 on 12 rows (column 'y')\n"
+
+
+def test_predicting_no_rows_is_refused(tmp_path, saved):
+    (tmp_path / "m.json").write_text(saved["flowoct"])
+    (tmp_path / "rows.csv").write_text(HEADER + "\n")
+    args = ["predict", "--model-file", tmp_path / "m.json", "--csv", tmp_path / "rows.csv",
+            "--output", tmp_path / "p.csv"]
+    assert_refused_untouched(tmp_path, args, "rows.csv", "no rows to predict", "add the rows to classify")
 
 
 # --------------------------------------------------------------------------- solver registry
@@ -1222,3 +1246,9 @@ def test_a_deeper_warm_start_is_refused_naming_both_depths(tmp_path):
     args = [*SOLVE, "--csv", csv, "--target", "y", "--warm-start", tmp_path / "deep.json",
             "--output", tmp_path / "m.json"]
     assert_refused_untouched(tmp_path, args, "its depth 2 exceeds depth 1", "a tree of depth ≤ 1", "(--depth 2)")
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_an_unknown_progress_mode_is_a_config_error(verbose):
+    with pytest.raises(ConfigError, match=r"^progress must be one of 'auto', 'bar', 'lines', 'off'; got 'rainbow'\.$"):
+        api.solve("cp", "flowoct/monk1", depth=1, progress="rainbow", verbose=verbose)
