@@ -15,6 +15,7 @@ from typing import Any
 
 import networkx as nx
 
+from odtk import _environment
 from odtk.budget import DEFAULT_TIME_LIMIT, Budget, Stopped, stop_on_signals
 from odtk.exceptions import ConfigError
 from odtk.model_checks import training_summary
@@ -131,6 +132,7 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     with the options whose constraints count rows (:mod:`odtk.pipeline.aggregate`). The model is
     scored on every row.
     """
+    _environment.warn_set_aside()
     _check_names(hyperparameters)
     check_mode(progress)  # checked even where verbose=True overrides it
     if budget is None:

@@ -161,12 +161,19 @@ CART's thresholds) answer, ODD refuses in one line     of_a_diagram_is_refused_i
 (``sat-depth`` / ``sat-size`` reach the solver)        tests/test_cli.py::test_registry_settings_of_the_
                                                        sat_models_reach_their_milp_solver
 a negative, NaN or infinite ``sample_weight``          test_a_bad_sample_weight_is_named_by_row_and_value
+standard output closed, unwritable (``/dev/full``);    test_closed_standard_output_is_refused_before_
+standard error closed (status line, an error; in      solving, test_unwritable_standard_output_is_one_
+Python: ``sys.stderr`` None)                           line, test_closed_standard_error_keeps_the_answer_
+                                                       and_the_exit_code, test_without_standard_error_a_
+                                                       python_solve_reports_nowhere
 a warm-start tree deeper than ``--depth``              test_a_deeper_warm_start_is_refused_naming_both_
                                                        depths
 ``odtk predict``: NaN in a column the model never      test_missing_values_in_untested_columns_are_
 tests, in a tested one; a header-only CSV              predicted, test_rows_that_do_not_fit_the_model_
                                                        are_refused, test_predicting_no_rows_is_refused
 ``progress="rainbow"``                                 test_an_unknown_progress_mode_is_a_config_error
+``OMP_NUM_THREADS=abc`` / `` `` / ``0`` / ``4,2``      test_invalid_thread_counts_are_set_aside_with_
+(numexpr parses it at import)                          one_warning
 =====================================================  ===================================================
 """
 from __future__ import annotations
@@ -198,6 +205,7 @@ from odtk.datasets import from_csv, read_csv
 from odtk.exceptions import ConfigError, DataError, SkeletonError
 from odtk.experiments.store import ResultStore
 from odtk.models import TrainedModel
+from odtk.progress import write_line
 from odtk.skeletons import EXAMPLE, MAX_DEPTH, diagram_skeleton, parse_widths
 from odtk.solvers import registry
 
@@ -1195,6 +1203,17 @@ def test_dataset_names_are_never_paths(tmp_path, name):
 
 
 # --------------------------------------------------------------------------- answers of one line (issue 39)
+def odtk_process(folder: Path, *args: object, close: tuple[int, ...] = (), env: dict[str, str] | None = None,
+                 stdout: object = subprocess.PIPE) -> subprocess.CompletedProcess:
+    """``python -m odtk args``, run in ``folder`` without the descriptors ``close`` (as ``>&-``)."""
+    def closed() -> None:
+        for descriptor in close:
+            os.close(descriptor)
+
+    return subprocess.run([sys.executable, "-m", "odtk", *map(str, args)], stdout=stdout, stderr=subprocess.PIPE,
+                          text=True, preexec_fn=closed, cwd=folder, env={**os.environ, **(env or {})}, timeout=600)
+
+
 # 9 rows, 6 of class no: a numeric column, so that the default thresholds ask CART for its own
 SKEWED_ROWS = [f"{k % 2},{k},{'yes' if k % 3 == 0 else 'no'}" for k in range(9)]
 
@@ -1235,6 +1254,43 @@ def test_a_bad_sample_weight_is_named_by_row_and_value(bad, shown):
         api.solve("flowoct", frame, target="y", depth=1, sample_weight=weights)
 
 
+def test_closed_standard_output_is_refused_before_solving(tmp_path, base_csv):
+    before = snapshot(tmp_path)
+    run = odtk_process(tmp_path, *solve_args(tmp_path, base_csv), close=(1,))
+    assert run.returncode == 1, run.stderr
+    assert_error_line(run.stderr, "standard output is closed", "> /dev/null to discard it")
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="/dev/full: a device every write to fails, as a full disk")
+@pytest.mark.parametrize("command", ["solve", "datasets"])
+def test_unwritable_standard_output_is_one_line(tmp_path, base_csv, command):
+    args = solve_args(tmp_path, base_csv) if command == "solve" else ["datasets"]
+    before = snapshot(tmp_path)
+    with open("/dev/full", "w") as full:
+        run = odtk_process(tmp_path, *args, stdout=full)
+    assert run.returncode == 1, run.stderr
+    assert_error_line(run.stderr, "cannot write to standard output (No space left on device)", "(> FILE)")
+    assert snapshot(tmp_path) == before
+
+
+def test_closed_standard_error_keeps_the_answer_and_the_exit_code(tmp_path, base_csv):
+    """Nothing can be said: the status line is not drawn, an error is not printed on standard output."""
+    run = odtk_process(tmp_path, *solve_args(tmp_path, base_csv), "--progress", close=(2,))
+    assert run.returncode == 0 and SOLVED in run.stdout and "odtk:" not in run.stdout, run.stdout
+    assert json.loads((tmp_path / "m.json").read_text())["format"] == "odtk-model"
+    refused = odtk_process(tmp_path, *SOLVE, "--csv", tmp_path / "missing.csv", "--target", "y", close=(2,))
+    assert refused.returncode == 1 and refused.stdout == ""
+
+
+def test_without_standard_error_a_python_solve_reports_nowhere(monkeypatch, capsys):
+    """As under pythonw or a daemon (``sys.stderr`` None): no status line, no message on standard output."""
+    monkeypatch.setattr(sys, "stderr", None)
+    result = api.solve("cp", "flowoct/monk1", depth=1, progress="bar")
+    write_line("odtk: warning: a line for standard error")
+    assert result.termination == "optimal" and capsys.readouterr().out == ""
+
+
 def test_a_deeper_warm_start_is_refused_naming_both_depths(tmp_path):
     """The default thresholds follow the depth (CART's), so the deeper tree's columns differ too:
     its depth is what to say."""
@@ -1252,3 +1308,32 @@ def test_a_deeper_warm_start_is_refused_naming_both_depths(tmp_path):
 def test_an_unknown_progress_mode_is_a_config_error(verbose):
     with pytest.raises(ConfigError, match=r"^progress must be one of 'auto', 'bar', 'lines', 'off'; got 'rainbow'\.$"):
         api.solve("cp", "flowoct/monk1", depth=1, progress="rainbow", verbose=verbose)
+
+
+# what numexpr (loaded by pandas when installed) reads with int() as it is imported, after ``import odtk``;
+# then the warnings of two solves
+AFTER_IMPORT = """import os, warnings
+import odtk
+read = os.environ.get("NUMEXPR_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS")
+print(read is None or int(read) > 0)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    for _ in range(2):
+        odtk.solve("cp", "flowoct/monk1", depth=1)
+print(sum("OMP_NUM_THREADS" in str(warning.message) for warning in caught))
+"""
+
+
+@pytest.mark.parametrize("value, valid", [("abc", False), (" ", False), ("0", False), ("-3", False), ("4,2", True)],
+                         ids=["text", "blank", "zero", "negative", "openmp-list"])
+def test_invalid_thread_counts_are_set_aside_with_one_warning(tmp_path, base_csv, value, valid):
+    env = {"OMP_NUM_THREADS": value}
+    run = odtk_process(tmp_path, *SOLVE, "--csv", base_csv, "--target", "y", env=env)
+    assert run.returncode == 0 and SOLVED in run.stdout, run.stderr
+    warning = [f"odtk: warning: OMP_NUM_THREADS={value!r} is not a number of threads (a whole number above 0), "
+               "so odtk set it aside and every library it loads takes its default; set it to a number such as 4, "
+               "or unset it."]
+    assert run.stderr.splitlines() == ([] if valid else warning)
+    python = subprocess.run([sys.executable, "-c", AFTER_IMPORT], capture_output=True, text=True, cwd=tmp_path,
+                            env={**os.environ, **env}, timeout=600)
+    assert python.returncode == 0 and python.stdout.split() == ["True", "0" if valid else "1"], python.stderr
