@@ -4,11 +4,15 @@ Entry points: :func:`odtk.solve`, the estimators :class:`odtk.OptimalTreeClassif
 :class:`odtk.CategoricalTreeClassifier` and :class:`odtk.OptimalDiagramClassifier`, and the
 ``odtk`` command line; :func:`odtk.plot_tree` draws a learned model with matplotlib and
 :func:`odtk.export_text` prints a fitted estimator in scikit-learn's text format.
-``odtk.__version__`` is the installed version (``odtk --version``).
+``odtk.__version__`` is the installed version (``odtk --version``). An invalid thread count in
+the environment (``OMP_NUM_THREADS=abc``) is set aside on import, with a warning
+(:mod:`odtk._environment`).
 """
 from typing import TYPE_CHECKING
 
-from odtk import _lazy
+from odtk import _environment, _lazy
+
+_environment.set_aside_invalid_thread_counts()  # before numpy, pandas or numexpr read them
 
 if TYPE_CHECKING:
     from odtk._version import __version__ as __version__

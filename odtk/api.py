@@ -15,6 +15,7 @@ from typing import Any
 
 import networkx as nx
 
+from odtk import _environment
 from odtk.budget import DEFAULT_TIME_LIMIT, Budget, Stopped, stop_on_signals
 from odtk.exceptions import ConfigError
 from odtk.model_checks import training_summary
@@ -27,7 +28,7 @@ from odtk.pipeline.methods import (STRATEGIES, available_models, defaults, engin
                                    is_engine, method, skeleton_of, solver_for, starts_from_tree, strategy_of)
 from odtk.pipeline.start import (WARM_STARTS, Start, default_start, given_start, heuristic, majority_leaf,
                                  topology_start)
-from odtk.progress import Progress
+from odtk.progress import Progress, check_mode
 from odtk.results import SolveResult
 from odtk.solvers import SolverOptions, SolverOutcome, model_settings
 from odtk.solvers.options import MAX_SECONDS
@@ -131,7 +132,9 @@ def solve(model: str, data: Any, *, target: str | int | None = None, depth: int 
     with the options whose constraints count rows (:mod:`odtk.pipeline.aggregate`). The model is
     scored on every row.
     """
+    _environment.warn_set_aside()
     _check_names(hyperparameters)
+    check_mode(progress)  # checked even where verbose=True overrides it
     if budget is None:
         budget = Budget(time_limit, Progress("lines" if verbose else progress))
         owned = True
@@ -157,7 +160,7 @@ def _solve(model, data, target, depth, skeleton, solver, mip_gap, threads, seed,
     solver = solver_for(module, solver, mip_gap, threads)
     hyper.update(engine_settings(model))
     options = SolverOptions(time_limit=budget.seconds, mip_gap=mip_gap, threads=threads, seed=seed, log=verbose,
-                            settings=model_settings(solver, module.KEY))
+                            settings=model_settings(solver, model))
     _check_heuristic_time(heuristic_time)
     shape = skeleton_of(module, depth, skeleton, hyper)
     if shape.graph["kind"] in ("tree", "search", "topology"):

@@ -19,6 +19,7 @@ from typing import TextIO
 
 import click
 
+from odtk import _environment, standard_streams
 from odtk.budget import DEFAULT_TIME_LIMIT, STOP_SIGNALS, Stopped
 from odtk.exceptions import ConfigError, DataError, OdtkError, OdtkWarning
 
@@ -51,6 +52,12 @@ class OdtkGroup(click.Group):
             _fail("odtk: interrupted by SIGINT", 128 + signal.SIGINT)
         except Stopped as stop:
             _fail(f"odtk: interrupted by {signal.Signals(stop.signum).name}", stop.exit_code)
+        except OSError as exc:  # writing the output failed (a pipe its reader closed: click's quiet exit)
+            reason = None if ctx.obj and ctx.obj.get("debug") else standard_streams.failed_output(exc)
+            if reason is None:
+                raise
+            _fail(f"odtk: error: cannot write to standard output ({reason}), so the output is incomplete; "
+                  "free some space, or send it elsewhere (> FILE).", 1)
 
 
 def _fail(message: str, code: int) -> None:
@@ -94,12 +101,18 @@ def main(ctx: click.Context, debug: bool) -> None:
         warnings.simplefilter("ignore")
         warnings.simplefilter("always", OdtkWarning)
         warnings.showwarning = _show_warning
+    _environment.warn_set_aside()
 
 
 def run() -> None:
     """The ``odtk`` command: :func:`main`, then the objects left are frozen (:func:`gc.freeze`) on
     the way out, so that the interpreter's exit does not spend seconds collecting a large MILP's
-    model once the answer is printed and saved."""
+    model once the answer is printed and saved. Started with standard output closed, it is
+    refused: its answer could not be shown (:mod:`odtk.standard_streams`)."""
+    standard_streams.open_closed_descriptors()
+    if standard_streams.stdout_closed():
+        _fail("odtk: error: standard output is closed, so odtk could not show its answer; run it with "
+              "standard output open (> FILE to keep the output, > /dev/null to discard it).", 1)
     try:
         main()
     finally:
@@ -383,6 +396,9 @@ def predict(model_file: str, csv_path: str, output: str | None, force: bool) -> 
         check_writable(output, force)
     trained = TrainedModel.load(model_file)
     rows = read_table(csv_path)
+    if len(rows) == 0:
+        raise DataError(f"CSV file '{csv_path}' has no rows to predict, only its header; add the rows to classify "
+                        "under it.")
     labels = trained.predict(rows)
     if output:
         write_atomic(output, rows.to_csv(prediction=labels), force=force)

@@ -241,7 +241,8 @@ class TrainedModel:
         """The position in ``classes`` of the class predicted for each row of raw features: a
         DataFrame, a :class:`~odtk.datasets.Table`, a mapping of column names to values or a
         2-D array of the training columns in order. Only the encoded columns the graph tests
-        are computed (every training column is still checked)."""
+        are computed; every training column is still checked, but may miss values (NaN, an empty
+        CSV field) where the graph tests none of its encoded columns."""
         router = self.graph.router
         return router.label[router.leaves(self.encoder.transform(features, router.columns))]
 

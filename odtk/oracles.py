@@ -17,9 +17,10 @@ class MilpOracle:
 
     The clauses seen so far are kept; every query builds a fresh instance (assumptions as unit
     clauses) and hands it to ``solver`` through the registry, so it works with any MILP solver.
-    The solve's budget (``options.budget``) goes with every query (the query's own incumbent,
-    bound and nodes are not reported: they are not the search's): a query stopped by it, or by
-    the deadline, raises :class:`TimeLimitReached` unless the solver had found an assignment.
+    The solve's budget (``options.budget``) and the registry's settings for the model
+    (``options.settings``) go with every query (the query's own incumbent, bound and nodes are
+    not reported: they are not the search's): a query stopped by the budget, or by the deadline,
+    raises :class:`TimeLimitReached` unless the solver had found an assignment.
     """
 
     def __init__(self, solver: str, options: SolverOptions, deadline: float):
@@ -42,8 +43,8 @@ class MilpOracle:
                 sat_clauses.make_data(clauses, self.variables))
         limit = None if remaining == float("inf") else remaining
         quiet = None if budget is None else BudgetView(budget, ("incumbent", "bound", "gap", "nodes"))
-        options = SolverOptions(time_limit=limit, threads=self.options.threads,
-                                seed=self.options.seed, log=self.options.log, budget=quiet)
+        options = SolverOptions(time_limit=limit, threads=self.options.threads, seed=self.options.seed,
+                                log=self.options.log, budget=quiet, settings=self.options.settings)
         outcome = solve_instance(instance, self.solver, options)
         if outcome.termination == "infeasible":
             return None

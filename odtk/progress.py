@@ -6,7 +6,8 @@ terminal (``mode="auto"`` with standard error a TTY, or ``"bar"``) a status line
 error shows the phase, the time spent and the budget, the incumbent, the bound, the gap and
 the nodes, refreshed every second by a thread (tqdm draws it) and gone when the solve ends.
 ``mode="lines"`` (``--verbose``, ``verbose=True``) prints a line per step instead, beside the
-solver's own log; ``mode="off"`` (``--quiet``, and ``"auto"`` without a terminal) prints nothing.
+solver's own log; ``mode="off"`` (``--quiet``, and ``"auto"`` without a terminal) prints nothing,
+as does every mode when standard error is closed.
 """
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import math
 import sys
 import threading
 from typing import TYPE_CHECKING, Any
+
+from odtk.exceptions import ConfigError
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -27,10 +30,11 @@ class Progress:
     """Where a solve's progress goes (see the module docstring for ``mode``)."""
 
     def __init__(self, mode: str = "off", stream: Any = None):
-        if mode not in MODES:
-            raise ValueError(f"progress mode must be one of {', '.join(MODES)}; got {mode!r}.")
+        check_mode(mode)
         self.stream = stream if stream is not None else sys.stderr
-        if mode == "auto":
+        if self.stream is None:  # no standard error (closed): nowhere to report
+            mode = "off"
+        elif mode == "auto":
             mode = "bar" if _is_terminal(self.stream) else "off"
         self.mode = mode
         self.fields: dict[str, Any] = {}
@@ -150,12 +154,25 @@ class Progress:
                 self._bar.refresh()
 
 
+def check_mode(mode: Any) -> None:
+    """A ConfigError unless ``mode`` is one of :data:`MODES`."""
+    if mode not in MODES:
+        raise ConfigError(f"progress must be one of {', '.join(map(repr, MODES))}; got {mode!r}.")
+
+
 def write_line(line: str, stream: Any = None) -> None:
-    """Print ``line`` on standard error without breaking a status line that is on screen."""
+    """Print ``line`` on standard error without breaking a status line that is on screen; with
+    standard error closed (``sys.stderr`` None) or failing, the line is dropped, never printed on
+    standard output."""
     if _active is not None:
         _active.write(line)
-    else:
-        print(line, file=stream if stream is not None else sys.stderr, flush=True)
+        return
+    stream = stream if stream is not None else sys.stderr
+    try:
+        if stream is not None:
+            print(line, file=stream, flush=True)
+    except OSError:  # standard error cannot be written: the exit code alone tells what happened
+        pass
 
 
 def _gap(incumbent: float, bound: float) -> float | None:

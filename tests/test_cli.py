@@ -152,6 +152,23 @@ def test_registry_settings_reach_the_solver_and_a_misspelt_one_is_one_line(tmp_p
     assert_one_line_error(odtk(*args, env={"ODTK_SOLVERS": str(tmp_path / "bad.yaml")}), "mip_lp_solvr", "solvers.yaml")
 
 
+@pytest.mark.parametrize("model", ["sat-depth", "sat-size"])
+def test_registry_settings_of_the_sat_models_reach_their_milp_solver(tmp_path, model):
+    """Settings under the model's --model name reach the MILP solver answering its queries: a value
+    HiGHS refuses stops the run with one line naming it."""
+    registry = Path(__file__).parents[1] / "solvers.yaml"
+    anchor = "  pyomo: {oneshot: appsi_highs, persistent: appsi_highs}\n"
+    (tmp_path / "r.yaml").write_text(
+        registry.read_text().replace(anchor, anchor + f"  settings: {{{model}: {{mip_lp_solver: nonsense}}}}\n", 1))
+    (tmp_path / "xor.csv").write_text("a,b,y\n0,0,0\n0,1,1\n1,0,1\n1,1,0\n")
+    run = odtk("solve", "--model", model, "--csv", str(tmp_path / "xor.csv"), "--target", "y", "--depth", "2",
+               "--solver", "highs", "--output", str(tmp_path / "m.json"),
+               env={"ODTK_SOLVERS": str(tmp_path / "r.yaml")})
+    assert_one_line_error(run, "highs refuses the parameter mip_lp_solver='nonsense'", "(from its settings)",
+                          "correct it in the solver registry")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["r.yaml", "xor.csv"]
+
+
 @pytest.mark.parametrize("content,words", [
     ('{"format": "odtk-model", "vers', ["not valid JSON"]),
     ('{"format": "other"}', ["not an odtk model file"]),

@@ -154,6 +154,26 @@ campaigns: killed on one host (leases), a reused       tests/test_campaign_lease
 pid, claims released by hand, two Dask worker kills,
 a locked database, read-only folder / file system,
 ``--jobs 10000``, ``--db`` naming the grid file
+issue 39, answers of one line:
+``--depth 0``: the tree models (a numeric column, so   test_depth_0_is_the_best_single_leaf, test_depth_0_
+CART's thresholds) answer, ODD refuses in one line     of_a_diagram_is_refused_in_one_line
+``settings:`` under a misspelt model or ``sat``        test_bad_solver_registry_is_refused (settings-*);
+(``sat-depth`` / ``sat-size`` reach the solver)        tests/test_cli.py::test_registry_settings_of_the_
+                                                       sat_models_reach_their_milp_solver
+a negative, NaN or infinite ``sample_weight``          test_a_bad_sample_weight_is_named_by_row_and_value
+standard output closed, unwritable (``/dev/full``);    test_closed_standard_output_is_refused_before_
+standard error closed (status line, an error; in      solving, test_unwritable_standard_output_is_one_
+Python: ``sys.stderr`` None)                           line, test_closed_standard_error_keeps_the_answer_
+                                                       and_the_exit_code, test_without_standard_error_a_
+                                                       python_solve_reports_nowhere
+a warm-start tree deeper than ``--depth``              test_a_deeper_warm_start_is_refused_naming_both_
+                                                       depths
+``odtk predict``: NaN in a column the model never      test_missing_values_in_untested_columns_are_
+tests, in a tested one; a header-only CSV              predicted, test_rows_that_do_not_fit_the_model_
+                                                       are_refused, test_predicting_no_rows_is_refused
+``progress="rainbow"``                                 test_an_unknown_progress_mode_is_a_config_error
+``OMP_NUM_THREADS=abc`` / `` `` / ``0`` / ``4,2``      test_invalid_thread_counts_are_set_aside_with_
+(numexpr parses it at import)                          one_warning
 =====================================================  ===================================================
 """
 from __future__ import annotations
@@ -182,8 +202,10 @@ from hypothesis import strategies as st
 from odtk import api
 from odtk.cli import main
 from odtk.datasets import from_csv, read_csv
-from odtk.exceptions import DataError, SkeletonError
+from odtk.exceptions import ConfigError, DataError, SkeletonError
 from odtk.experiments.store import ResultStore
+from odtk.models import TrainedModel
+from odtk.progress import write_line
 from odtk.skeletons import EXAMPLE, MAX_DEPTH, diagram_skeleton, parse_widths
 from odtk.solvers import registry
 
@@ -544,7 +566,7 @@ def test_deeply_nested_model_files_are_refused(tmp_path, base_csv, saved, damage
 
 @pytest.mark.parametrize("content, words", [
     (BASE.replace("a,b,v,y", "a,x,v,y"), ["Column 'b' used in training is missing", "same feature columns"]),
-    (edit_line(6, "0,,4,no"), ["'b'", "missing values", "line 6", "impute"]),
+    (edit_line(6, ",0,4,no"), ["'a'", "missing values", "line 6", "impute"]),  # 'a' is the column tested
     (edit_line(6, "2,0,4,no"), ["'a'", "was binary (0/1)", "line 6", "pass 0/1 values"]),
     (edit_line(6, "0,0,inf,no"), ["'v'", "infinite values", "line 6", "replace the values"]),
     (edit_line(6, "0,0,four,no"), ["'v'", "must be numeric", "convert or drop"]),
@@ -556,6 +578,26 @@ def test_rows_that_do_not_fit_the_model_are_refused(tmp_path, saved, content, wo
     args = ["predict", "--model-file", tmp_path / "m.json", "--csv", tmp_path / "rows.csv",
             "--output", tmp_path / "p.csv"]
     assert_refused_untouched(tmp_path, args, *words)
+
+
+def test_missing_values_in_untested_columns_are_predicted(tmp_path, saved):
+    """The model tests 'a' only: 'b' and 'v' are never read, so their missing values do not matter."""
+    (tmp_path / "m.json").write_text(saved["flowoct"])
+    rows = [",".join("" if j in (1, 2) and k % 2 else part for j, part in enumerate(row.split(",")))
+            for k, row in enumerate(ROWS)]
+    (tmp_path / "rows.csv").write_text("\n".join([HEADER, *rows]) + "\n")
+    run = odtk("predict", "--model-file", tmp_path / "m.json", "--csv", tmp_path / "rows.csv")
+    assert run.exit_code == 0, run.output
+    assert run.stdout.split() == [row.rsplit(",", 1)[1] for row in ROWS]
+    assert run.stderr == "accuracy 1.0000 on 12 rows (column 'y')\n"
+
+
+def test_predicting_no_rows_is_refused(tmp_path, saved):
+    (tmp_path / "m.json").write_text(saved["flowoct"])
+    (tmp_path / "rows.csv").write_text(HEADER + "\n")
+    args = ["predict", "--model-file", tmp_path / "m.json", "--csv", tmp_path / "rows.csv",
+            "--output", tmp_path / "p.csv"]
+    assert_refused_untouched(tmp_path, args, "rows.csv", "no rows to predict", "add the rows to classify")
 
 
 # --------------------------------------------------------------------------- solver registry
@@ -601,6 +643,11 @@ BAD_REGISTRIES: dict[str, tuple[Callable[[str], str], list[str]]] = {
                                                       "bundled solvers.yaml"]),
     "empty-file": (lambda t: "", ["must map solver names to entries", "got nothing"]),
     "yaml-syntax": (lambda t: t + "broken: [\n", ["not valid YAML at line", "fix the syntax"]),
+    "settings-misspelt-model": (_in_highs("  settings: {flowcot: {mip_lp_solver: ipm}}"),
+                                ["settings name a model 'flowcot'", "did you mean 'flowoct'",
+                                 "as --model takes it: benders, binoct,"]),
+    "settings-sat": (_in_highs("  settings: {sat: {mip_lp_solver: ipm}}"),
+                     ["settings name a model 'sat'", "'sat-depth'", "'sat-size'", "as --model takes it"]),
 }
 
 
@@ -1153,3 +1200,140 @@ def test_backslashes_and_quotes_in_names_keep_the_dot_file_valid(tmp_path):
 @pytest.mark.parametrize("name", ["../../etc/passwd", "/dev/zero", "flowoct/../uci/iris"])
 def test_dataset_names_are_never_paths(tmp_path, name):
     assert_refused_untouched(tmp_path, [*SOLVE, "--dataset", name], f"Unknown dataset '{name}'", "odtk datasets")
+
+
+# --------------------------------------------------------------------------- answers of one line (issue 39)
+def odtk_process(folder: Path, *args: object, close: tuple[int, ...] = (), env: dict[str, str] | None = None,
+                 stdout: object = subprocess.PIPE) -> subprocess.CompletedProcess:
+    """``python -m odtk args``, run in ``folder`` without the descriptors ``close`` (as ``>&-``)."""
+    def closed() -> None:
+        for descriptor in close:
+            os.close(descriptor)
+
+    return subprocess.run([sys.executable, "-m", "odtk", *map(str, args)], stdout=stdout, stderr=subprocess.PIPE,
+                          text=True, preexec_fn=closed, cwd=folder, env={**os.environ, **(env or {})}, timeout=600)
+
+
+# 9 rows, 6 of class no: a numeric column, so that the default thresholds ask CART for its own
+SKEWED_ROWS = [f"{k % 2},{k},{'yes' if k % 3 == 0 else 'no'}" for k in range(9)]
+
+
+@pytest.mark.parametrize("model", ["flowoct", "benders", "binoct", "oct"])
+def test_depth_0_is_the_best_single_leaf(tmp_path, model):
+    """A tree of depth 0 is one leaf: the majority class, as counting the classes finds it, proven."""
+    csv = _csv(tmp_path, "d.csv", "a,v,y", SKEWED_ROWS)
+    run = odtk("solve", "--model", model, "--depth", 0, "--csv", csv, "--target", "y")
+    assert run.exit_code == 0, run.output
+    labels = [row.rsplit(",", 1)[1] for row in SKEWED_ROWS]
+    majority = max(set(labels), key=labels.count)
+    leaves = [line for line in run.stdout.splitlines() if "predict" in line]
+    assert len(leaves) == 1 and leaves[0].startswith(f"predict {majority}  [node 1]"), run.stdout
+    correct = labels.count(majority)
+    assert "status      optimal" in run.stdout and f"objective   {correct}   bound {correct}" in run.stdout
+    assert f"accuracy    {correct / len(labels):.4f} on {len(labels)} training samples" in run.stdout
+
+
+def test_depth_0_of_a_diagram_is_refused_in_one_line(tmp_path, base_csv):
+    args = ["solve", "--model", "odd", "--depth", 0, "--csv", base_csv, "--target", "y",
+            "--output", tmp_path / "m.json"]
+    assert_refused_untouched(tmp_path, args, "'odd' takes depth 1 or more", "got depth 0", "(--depth 1)")
+
+
+@pytest.mark.parametrize("bad, shown", [(-1.0, "-1"), (float("nan"), "nan"), (float("inf"), "inf")])
+def test_a_bad_sample_weight_is_named_by_row_and_value(bad, shown):
+    """Rows counted from 0, as every message of the Python interface counts them."""
+    frame = pd.read_csv(io.StringIO(BASE))
+    weights = np.ones(len(frame))
+    weights[3] = bad
+    with pytest.raises(DataError, match=rf"^sample_weight gives row 3 the weight {shown}; give every row a "
+                                        r"finite weight of 0 or more \(0 leaves the row out\)\.$"):
+        api.solve("flowoct", frame, target="y", depth=1, sample_weight=weights)
+    weights[7] = bad
+    with pytest.raises(DataError, match=rf"^sample_weight gives row 3 the weight {shown} \(1 more row with a "
+                                        "negative, missing or infinite weight\\); "):
+        api.solve("flowoct", frame, target="y", depth=1, sample_weight=weights)
+
+
+def test_closed_standard_output_is_refused_before_solving(tmp_path, base_csv):
+    before = snapshot(tmp_path)
+    run = odtk_process(tmp_path, *solve_args(tmp_path, base_csv), close=(1,))
+    assert run.returncode == 1, run.stderr
+    assert_error_line(run.stderr, "standard output is closed", "> /dev/null to discard it")
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="/dev/full: a device every write to fails, as a full disk")
+@pytest.mark.parametrize("command", ["solve", "datasets"])
+def test_unwritable_standard_output_is_one_line(tmp_path, base_csv, command):
+    args = solve_args(tmp_path, base_csv) if command == "solve" else ["datasets"]
+    before = snapshot(tmp_path)
+    with open("/dev/full", "w") as full:
+        run = odtk_process(tmp_path, *args, stdout=full)
+    assert run.returncode == 1, run.stderr
+    assert_error_line(run.stderr, "cannot write to standard output (No space left on device)", "(> FILE)")
+    assert snapshot(tmp_path) == before
+
+
+def test_closed_standard_error_keeps_the_answer_and_the_exit_code(tmp_path, base_csv):
+    """Nothing can be said: the status line is not drawn, an error is not printed on standard output."""
+    run = odtk_process(tmp_path, *solve_args(tmp_path, base_csv), "--progress", close=(2,))
+    assert run.returncode == 0 and SOLVED in run.stdout and "odtk:" not in run.stdout, run.stdout
+    assert json.loads((tmp_path / "m.json").read_text())["format"] == "odtk-model"
+    refused = odtk_process(tmp_path, *SOLVE, "--csv", tmp_path / "missing.csv", "--target", "y", close=(2,))
+    assert refused.returncode == 1 and refused.stdout == ""
+
+
+def test_without_standard_error_a_python_solve_reports_nowhere(monkeypatch, capsys):
+    """As under pythonw or a daemon (``sys.stderr`` None): no status line, no message on standard output."""
+    monkeypatch.setattr(sys, "stderr", None)
+    result = api.solve("cp", "flowoct/monk1", depth=1, progress="bar")
+    write_line("odtk: warning: a line for standard error")
+    assert result.termination == "optimal" and capsys.readouterr().out == ""
+
+
+def test_a_deeper_warm_start_is_refused_naming_both_depths(tmp_path):
+    """The default thresholds follow the depth (CART's), so the deeper tree's columns differ too:
+    its depth is what to say."""
+    csv = _csv(tmp_path, "d.csv", "a,v,y", [f"{k % 2},{k},{(k % 2) ^ (k > 5)}" for k in range(12)])
+    run = odtk("solve", "--model", "flowoct", "--depth", 2, "--csv", csv, "--target", "y",
+               "--output", tmp_path / "deep.json")
+    assert run.exit_code == 0, run.output
+    assert TrainedModel.load(tmp_path / "deep.json").graph.depth == 2
+    args = [*SOLVE, "--csv", csv, "--target", "y", "--warm-start", tmp_path / "deep.json",
+            "--output", tmp_path / "m.json"]
+    assert_refused_untouched(tmp_path, args, "its depth 2 exceeds depth 1", "a tree of depth ≤ 1", "(--depth 2)")
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_an_unknown_progress_mode_is_a_config_error(verbose):
+    with pytest.raises(ConfigError, match=r"^progress must be one of 'auto', 'bar', 'lines', 'off'; got 'rainbow'\.$"):
+        api.solve("cp", "flowoct/monk1", depth=1, progress="rainbow", verbose=verbose)
+
+
+# what numexpr (loaded by pandas when installed) reads with int() as it is imported, after ``import odtk``;
+# then the warnings of two solves
+AFTER_IMPORT = """import os, warnings
+import odtk
+read = os.environ.get("NUMEXPR_NUM_THREADS") or os.environ.get("OMP_NUM_THREADS")
+print(read is None or int(read) > 0)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    for _ in range(2):
+        odtk.solve("cp", "flowoct/monk1", depth=1)
+print(sum("OMP_NUM_THREADS" in str(warning.message) for warning in caught))
+"""
+
+
+@pytest.mark.parametrize("value, valid", [("abc", False), (" ", False), ("0", False), ("-3", False), ("4,2", True)],
+                         ids=["text", "blank", "zero", "negative", "openmp-list"])
+def test_invalid_thread_counts_are_set_aside_with_one_warning(tmp_path, base_csv, value, valid):
+    env = {"OMP_NUM_THREADS": value}
+    run = odtk_process(tmp_path, *SOLVE, "--csv", base_csv, "--target", "y", env=env)
+    assert run.returncode == 0 and SOLVED in run.stdout, run.stderr
+    warning = [f"odtk: warning: OMP_NUM_THREADS={value!r} is not a number of threads (a whole number above 0), "
+               "so odtk set it aside and every library it loads takes its default; set it to a number such as 4, "
+               "or unset it."]
+    assert run.stderr.splitlines() == ([] if valid else warning)
+    python = subprocess.run([sys.executable, "-c", AFTER_IMPORT], capture_output=True, text=True, cwd=tmp_path,
+                            env={**os.environ, **env}, timeout=600)
+    assert python.returncode == 0 and python.stdout.split() == ["True", "0" if valid else "1"], python.stderr

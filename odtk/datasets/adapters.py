@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import sys
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Collection, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -70,14 +70,16 @@ def _cell(value: Any) -> str:
     return "" if value is None or value != value else str(value)
 
 
-def as_table(data: Any, names: list[str]) -> Table:
+def as_table(data: Any, names: list[str], complete: Collection[str] | None = None) -> Table:
     """The columns ``names`` of ``data`` — a :class:`Table`, a DataFrame, a :class:`Dataset`, a
     mapping of names to values, or a 2-D array whose columns are ``names`` in order — each
-    present and without missing values (else a one-line DataError)."""
+    present, and those of ``complete`` (default: all) without missing values (else a one-line
+    DataError)."""
+    complete = set(names if complete is None else complete)
     if isinstance(data, Dataset):
         data = data.features
     if is_frame(data):
-        return _frame_table(data, names)
+        return _frame_table(data, names, complete)
     if isinstance(data, np.ndarray) and data.ndim == 2:
         if data.shape[1] != len(names):
             raise DataError(f"Expected {len(names)} feature columns as in training, got {data.shape[1]}; pass the "
@@ -92,7 +94,7 @@ def as_table(data: Any, names: list[str]) -> Table:
         raise DataError(f"Expected a DataFrame, a Table, a mapping of columns or a 2-D array, got "
                         f"{type(data).__name__}.")
     _present(table.columns, names)
-    for name in names:
+    for name in filter(complete.__contains__, names):
         _complete(missing_mask(table.columns[name]), name, table)
     return Table({name: table.columns[name] for name in names}, table.n_rows, table.labels, table.label_name)
 
@@ -103,16 +105,18 @@ def is_frame(data: Any) -> bool:
     return pandas is not None and isinstance(data, pandas.DataFrame)
 
 
-def _frame_table(frame: pd.DataFrame, names: list[str]) -> Table:
-    """The columns ``names`` of a DataFrame (renamed to text) as a Table labelled by its index."""
+def _frame_table(frame: pd.DataFrame, names: list[str], complete: Collection[str]) -> Table:
+    """The columns ``names`` of a DataFrame (renamed to text) as a Table labelled by its index,
+    those of ``complete`` checked for missing values."""
     frame = frame.rename(columns=str) if not all(isinstance(c, str) for c in frame.columns) else frame
     _present(frame.columns, names)
     table = Table({}, len(frame), frame.index, frame.index.name or "row")
     for name in names:
         column = frame[name]
         values = column.to_numpy()
-        _complete(np.isnan(values) if values.dtype.kind == "f" else
-                  None if values.dtype.kind in "biu" else column.isna().to_numpy(), name, table)
+        if name in complete:
+            _complete(np.isnan(values) if values.dtype.kind == "f" else
+                      None if values.dtype.kind in "biu" else column.isna().to_numpy(), name, table)
         table.columns[name] = values
     return table
 

@@ -37,8 +37,9 @@ def _frame(data: Dataset | pd.DataFrame) -> pd.DataFrame:
     raise DataError(f"Expected a Dataset or a DataFrame, got {type(data).__name__}.")
 
 
-def _numbers(table: Table, name: str) -> np.ndarray:
-    """Column ``name`` of ``table`` as finite float64 values; else a one-line DataError."""
+def _numbers(table: Table, name: str, missing_ok: bool = False) -> np.ndarray:
+    """Column ``name`` of ``table`` as finite float64 values (NaN too where ``missing_ok``);
+    else a one-line DataError."""
     values = table.columns[name]
     try:
         numbers = values.astype(np.float64, copy=False)
@@ -52,6 +53,8 @@ def _numbers(table: Table, name: str) -> np.ndarray:
                         "common offset from it.")
     if not np.isfinite(numbers).all():
         bad = np.isinf(numbers)
+        if not bad.any() and missing_ok:
+            return numbers
         what = "infinite values" if bad.any() else "missing values"
         bad = bad if bad.any() else np.isnan(numbers)
         advice = "drop those rows or replace the values" if what[0] == "i" else "drop or impute them first"
@@ -258,14 +261,14 @@ class FeatureEncoder:
         features in order. Every training column must be present and valid (no missing values,
         numbers where numeric, 0/1 where binary). ``columns`` (indices into ``columns_``) asks
         for those encoded columns only, in that order, as a column-major array; the others are
-        not computed.
+        not computed, and a feature none of whose columns is asked for may miss values.
         """
         self._check_fitted()
         plan = self._plan(columns)
         matrix = self._array(data)
         numbers = None if matrix is None else self._matrix(matrix)
         if matrix is None or numbers is None:
-            table = as_table(data, list(self.kinds_))
+            table = as_table(data, list(self.kinds_), complete=plan)
             checked = {name: self._checked(table, name, kind, name in plan) for name, kind in self.kinds_.items()}
             read = {name: values for name, values in checked.items() if values is not None}
         else:
@@ -329,12 +332,13 @@ class FeatureEncoder:
 
     def _checked(self, table: Table, name: str, kind: str, read: bool) -> np.ndarray | None:
         """Column ``name``'s values as the encoding reads them (numbers, or the raw values of a
-        categorical column when ``read``); a one-line DataError if they do not fit its kind."""
+        categorical column when ``read``); a one-line DataError if they do not fit its kind. A
+        column not ``read`` may miss values (it is never encoded), not hold others."""
         if kind == "categorical":
             return table.columns[name] if read else None
-        values = _numbers(table, name)
+        values = _numbers(table, name, missing_ok=not read)
         if kind == "binary":
-            other = (values != 0) & (values != 1)
+            other = (values != 0) & (values != 1) & ~np.isnan(values)
             if other.any():
                 raise DataError(f"Column {name!r} was binary (0/1) in training but has other values in "
                                 f"{first_row(other, table)}; pass 0/1 values as in training.")

@@ -140,9 +140,10 @@ def _cart_thresholds(dataset: Dataset, quantiles: FeatureEncoder, y: np.ndarray,
                      sample_weight: np.ndarray | None, seed: int | None) -> dict[str, np.ndarray]:
     """Numeric column → the thresholds scikit-learn's CART of ``depth`` tests on it, CART being
     fitted on the raw numeric columns beside the encoding of the other columns (a numeric
-    column's quantile columns would only repeat thresholds CART finds on the column itself)."""
+    column's quantile columns would only repeat thresholds CART finds on the column itself).
+    A tree of depth 0, a single leaf, tests nothing: no thresholds to add."""
     numeric = [name for name, kind in quantiles.kinds_.items() if kind == "numeric"]
-    if not numeric:
+    if not numeric or depth == 0:
         return {}
     raw = dataset.features[numeric].apply(pd.to_numeric).to_numpy(dtype=float)
     fits = np.all(np.abs(raw) < np.finfo(np.float32).max, axis=0)  # CART computes in float32
@@ -174,10 +175,20 @@ def sample_weight_of(module: ModuleType, weights: Any, n_rows: int) -> np.ndarra
     if not getattr(module, "SAMPLE_WEIGHT", False):
         takers = sorted(key for key in MODULES if getattr(method(key), "SAMPLE_WEIGHT", False))
         raise ConfigError(f"Model {module.KEY!r} takes no sample_weight; models that do: {', '.join(takers)}.")
-    weights = np.asarray(weights, dtype=float)
-    if weights.shape != (n_rows,) or not np.isfinite(weights).all() or (weights < 0).any():
+    try:
+        weights = np.asarray(weights, dtype=float)
+    except (TypeError, ValueError):
+        raise DataError(f"sample_weight must hold one number per row ({n_rows}); it holds values that are no "
+                        "numbers.") from None
+    if weights.shape != (n_rows,):
         raise DataError(f"sample_weight must hold one finite, non-negative number per row ({n_rows}); "
                         f"got shape {weights.shape}.")
+    bad = ~(weights >= 0) | np.isinf(weights)  # negative, NaN or infinite
+    if bad.any():
+        row, more = int(np.argmax(bad)), int(bad.sum()) - 1
+        others = f" ({more} more row{'s' * (more != 1)} with a negative, missing or infinite weight)" * bool(more)
+        raise DataError(f"sample_weight gives row {row} the weight {weights[row]:g}{others}; give every row a "
+                        "finite weight of 0 or more (0 leaves the row out).")
     if not weights.sum() > 0:
         raise DataError("sample_weight must give some row a positive weight; all weights are zero.")
     return weights

@@ -123,6 +123,9 @@ def skeleton_of(module: ModuleType, depth: int | None, skeleton: str | nx.DiGrap
         if depth is None:
             raise ConfigError(f"Model {module.KEY!r} needs a skeleton, e.g. skeleton='1-2-4-8' "
                               "(--skeleton 1-2-4-8), or a tree depth.")
+        if depth == 0:
+            raise ConfigError(f"Model {module.KEY!r} takes depth 1 or more (a diagram has at least its root), "
+                              "got depth 0; give depth=1 (--depth 1) or more, or a skeleton such as 1-2.")
         if skeleton is None:
             hyper["tree"] = True
         return diagram_skeleton(tree_widths(depth))

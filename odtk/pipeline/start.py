@@ -116,7 +116,7 @@ def _named_start(problem: Problem, given: str, shape: nx.DiGraph, hyper: dict, s
 
     if given not in WARM_STARTS:
         raise ConfigError(f"warm_start={given!r}: give one of {', '.join(WARM_STARTS)} or a learned tree.")
-    if problem.X.shape[1] == 0:  # nothing to test: the majority leaf
+    if problem.X.shape[1] == 0 or shape.graph["depth"] == 0:  # nothing to test, or no test: the majority leaf
         return majority_leaf(problem, shape, hyper)[0].graph
     leaf = max(hyper.get("min_leaf", 1), 1)  # OCT's leaf bound: CART's tree keeps it, the CP search's not
     cart = DecisionTreeClassifier(max_depth=shape.graph["depth"], min_samples_leaf=leaf, random_state=seed or 0)
@@ -127,16 +127,20 @@ def _named_start(problem: Problem, given: str, shape: nx.DiGraph, hyper: dict, s
 
 
 def _learned_tree(problem: Problem, given: Any, shape: nx.DiGraph) -> DecisionGraph:
-    """A tree the user learned on the same data and binarisation, checked to fit the model."""
+    """A tree the user learned on the same data and binarisation, checked to fit the model. A
+    tree deeper than the model is refused as such first: with ``thresholds="auto"`` the
+    binarisation follows the depth (CART's thresholds), so its columns differ too."""
     graph = getattr(getattr(given, "model", given), "graph", given)
+    depth = shape.graph["depth"]
+    given_depth = nx.dag_longest_path_length(graph.graph) if isinstance(graph, DecisionGraph) else None
+    if given_depth is not None and given_depth > depth:
+        raise ConfigError(f"The warm_start tree does not fit this model: its depth {given_depth} exceeds "
+                          f"depth {depth}; start from a tree of depth ≤ {depth} learned on the same data, "
+                          f"or solve at depth {given_depth} (--depth {given_depth}).")
     if (not isinstance(graph, DecisionGraph) or graph.feature_names != list(problem.encoder.columns_)
             or graph.class_names != [str(c) for c in problem.classes]):
         raise ConfigError("warm_start must be 'cart' or a tree learned on the same data and "
                           "binarisation (a SolveResult, TrainedModel or DecisionGraph).")
-    given_depth = nx.dag_longest_path_length(graph.graph)
-    if given_depth > shape.graph["depth"]:
-        raise ConfigError(f"The warm_start tree does not fit this model: its depth {given_depth} exceeds "
-                          f"depth {shape.graph['depth']}; start from a tree of depth ≤ {shape.graph['depth']}.")
     return graph
 
 

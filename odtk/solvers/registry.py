@@ -8,6 +8,7 @@ here plus its entries in ``solvers.yaml``.
 """
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib
 import importlib.metadata
@@ -145,7 +146,8 @@ def _check_options(options: Any, kind: str, where: str) -> None:
 
 
 def _check_settings(settings: Any, where: str) -> None:
-    """``settings`` maps model names to native parameters and plain values (text, numbers, true/false)."""
+    """``settings`` maps model names (as ``--model`` takes them) to native parameters and plain
+    values (text, numbers, true/false); a name that is no model is refused, with the close ones."""
     if not isinstance(settings, dict) or not all(
         isinstance(model, str) and isinstance(native, dict)
         and all(isinstance(key, str) and isinstance(value, (str, int, float, bool)) for key, value in native.items())
@@ -153,6 +155,15 @@ def _check_settings(settings: Any, where: str) -> None:
     ):
         raise ConfigError(f"{where}: settings must map model names (as --model takes them) to the solver's own "
                           "parameters and their values, e.g. settings: {odd: {mip_lp_solver: ipm}}.")
+    from odtk.pipeline.methods import available_models  # not at the top: the pipeline imports this package
+
+    models = available_models()
+    for model in settings:
+        if model not in models:
+            close = difflib.get_close_matches(model, models, n=2, cutoff=0.5)
+            hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+            raise ConfigError(f"{where}: settings name a model {model!r} that odtk does not have{hint}; "
+                              f"name each model as --model takes it: {', '.join(models)}.")
 
 
 def load_registry(path: str | os.PathLike | None = None) -> dict[str, SolverSpec]:
@@ -262,10 +273,10 @@ def _known(backend: str, key: str) -> bool:
 
 
 def model_settings(solver: str, model: str) -> dict[str, Any]:
-    """The native parameters the registry sets on ``solver`` for ``model`` (none when the
-    registry does not list the solver); where the solver is installed, each of these and of its
-    options' native names is first looked up in it (:func:`check_parameter_names`), so that a
-    misspelt one stops a solve before its data is read."""
+    """The native parameters the registry sets on ``solver`` for ``model`` (its ``--model`` name,
+    e.g. ``sat-depth``; none when the registry does not list the solver); where the solver is
+    installed, each of these and of its options' native names is first looked up in it
+    (:func:`check_parameter_names`), so that a misspelt one stops a solve before its data is read."""
     spec = registry().get(solver)
     if spec is None:
         return {}
