@@ -63,6 +63,7 @@ class _Best:
         self.graph: DecisionGraph | None = None
         self.termination = "heuristic"
         self.outcome: SolverOutcome | None = None
+        self.bound: float | None = None  # the MILP's checked bound (None: none stated, or one refuted)
         self.build_time = 0.0
 
     def hold(self, graph: DecisionGraph, termination: str) -> None:
@@ -212,7 +213,7 @@ def _train(problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, option
 
     found = milp.run(problem, shape, hyper, solver, options, handoff, start, steps, budget)
     best.hold(found.graph, found.termination)
-    best.outcome, best.build_time = found.outcome, found.build_time
+    best.outcome, best.bound, best.build_time = found.outcome, found.bound, found.build_time
 
 
 def _start(problem: Problem, shape: nx.DiGraph, hyper: dict, strategy: str, heuristic_time: float,
@@ -252,10 +253,10 @@ def _result(model: str, module, problem: Problem, dataset, shape: nx.DiGraph, hy
     if hasattr(module, "rates_of") and "milp" in steps:
         steps["milp"].update(module.rates_of(graph.predict_index(problem.X), problem.y))
     outcome = best.outcome
-    bound = (outcome.bound if outcome and outcome.has_solution
-             else steps.get("milp", steps.get("search", {})).get("bound"))
     if "milp" in steps:
-        bound = honest_bound(module, bound, problem.y, shape, hyper, problem.weights)
+        bound = honest_bound(module, best.bound, problem.y, shape, hyper, problem.weights)
+    else:
+        bound = steps.get("search", {}).get("bound")
     trained = TrainedModel(graph, problem.encoder, list(problem.classes), model,
                            target=str(dataset.target.name),
                            summary={"dataset": dataset.name, "skeleton": skeleton, "depth": depth, **hyper,

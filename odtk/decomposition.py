@@ -250,7 +250,8 @@ def _result(loop: _Loop, last: SolverOutcome, violated: dict | None, master, sol
     loop's bound meets its objective; "interrupted" when a signal ended the loop."""
     totals: dict[str, Any] = dict(bound=loop.bound, handoff_time=loop.handoff_time, solve_time=loop.solve_time,
                                   nodes=loop.nodes)
-    if loop.best is None or (not last.has_solution and last.termination not in ("time_limit", "interrupted")):
+    stopped = last.termination in ("time_limit", "node_limit", "interrupted")
+    if loop.best is None or (not last.has_solution and not stopped):
         return dataclasses.replace(last, **totals)
     _load(master.columns, loop.best)
     budget = options.budget
@@ -260,7 +261,8 @@ def _result(loop: _Loop, last: SolverOutcome, violated: dict | None, master, sol
     elif last.termination == "interrupted" or (budget is not None and budget.stop_requested):
         termination = "interrupted"
     else:
-        termination = "time_limit" if violated or not last.has_solution else last.termination
+        limit = "node_limit" if last.termination == "node_limit" else "time_limit"
+        termination = limit if violated or not last.has_solution else last.termination
     termination = verified_termination(solver, termination, loop.best_objective, loop.bound, options, seconds)
     return dataclasses.replace(last, **totals, termination=termination, has_solution=True,
                                objective=loop.best_objective)

@@ -14,15 +14,20 @@ if TYPE_CHECKING:
 class SolveResult:
     """Outcome of one solve, with the verified decoded model.
 
-    ``termination`` is one of ``optimal``, ``time_limit``, ``infeasible``,
-    ``interrupted``, ``error``, or ``heuristic`` (a heuristic model, nothing proven). ``objective`` is the incumbent's
-    value in the formulation's own terms (re-computed from the decoded model and checked
-    against the solver), ``bound`` the solver's best bound, ``gap`` their
-    relative difference. ``n_samples`` counts the training rows; ``n_distinct`` the rows the MILP
-    saw once rows alike in encoded features, class and group were merged into one weighted row
-    (None where no merging ran). Times are in seconds: ``build_time`` (Pyomo instance),
-    ``handoff_time`` (compiling and passing it to the solver), ``solve_time``,
-    ``wall_time`` (all of it).
+    ``termination`` is ``optimal`` (proven); ``gap_limit``, ``time_limit``, ``node_limit`` (a node
+    limit set in the solver's registry settings) or ``memory_limit`` (the CP search): stopped there
+    with the best model found, not proven; ``infeasible``; ``interrupted`` (a signal); ``error``
+    (the solver failed, or claimed a proof that a model odtk holds refutes: the best model known,
+    not proven); or ``heuristic`` (a heuristic model, nothing proven). ``objective`` is the
+    incumbent's value in the formulation's own terms (re-computed from the decoded model and
+    checked against the solver), ``bound`` the solver's best bound (the trivial one, the ideal
+    objective of every row classified right, where the solver states none or one that a model odtk
+    holds beats), ``gap`` their relative difference. ``n_samples`` counts the training rows;
+    ``n_distinct`` the rows the MILP saw once rows alike in encoded features, class and group were
+    merged into one weighted row (None where no merging ran). Times are in seconds: ``build_time``
+    (Pyomo instance), ``handoff_time`` (compiling and passing it to the solver), ``solve_time``
+    (both solves when a refuted proof from the MIP start was sought again without it, see
+    ``steps["milp_with_start"]``), ``wall_time`` (all of it).
     """
 
     method: str

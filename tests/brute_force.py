@@ -56,18 +56,19 @@ def fewest_leaves_of_a_perfect_tree(X: np.ndarray, y: np.ndarray, depth: int,
 
 
 def best_value(tests: np.ndarray, y: np.ndarray, n_classes: int, depth: int, lam: float = 0.0,
-               min_leaf: int = 1, rows: np.ndarray | None = None) -> float:
+               min_leaf: int = 1, rows: np.ndarray | None = None, sample_weight: np.ndarray | None = None) -> float:
     """The best ``(1 - λ) · correct − λ · splits`` of a tree of depth ≤ ``depth`` whose every
     leaf holds ≥ ``min_leaf`` of ``rows`` (−inf if none), by recursion over the rows reaching
-    each node: a node is the better of a leaf and every split on a column of the 0/1 ``tests``."""
+    each node: a node is the better of a leaf and every split on a column of the 0/1 ``tests``.
+    With ``sample_weight``, ``correct`` is the weight of the rows classified right."""
     rows = np.ones(len(y), dtype=bool) if rows is None else rows
-    counts = np.bincount(y[rows], minlength=n_classes)
+    counts = np.bincount(y[rows], weights=None if sample_weight is None else sample_weight[rows], minlength=n_classes)
     value = (1 - lam) * counts.max() if rows.sum() >= min_leaf else -np.inf
     if depth == 0:
         return value
     for f in range(tests.shape[1]):
         goes_right = tests[:, f].astype(bool)
-        split = (best_value(tests, y, n_classes, depth - 1, lam, min_leaf, rows & ~goes_right)
-                 + best_value(tests, y, n_classes, depth - 1, lam, min_leaf, rows & goes_right))
+        split = (best_value(tests, y, n_classes, depth - 1, lam, min_leaf, rows & ~goes_right, sample_weight)
+                 + best_value(tests, y, n_classes, depth - 1, lam, min_leaf, rows & goes_right, sample_weight))
         value = max(value, split - lam)
     return value

@@ -174,6 +174,17 @@ tests, in a tested one; a header-only CSV              predicted, test_rows_that
 ``progress="rainbow"``                                 test_an_unknown_progress_mode_is_a_config_error
 ``OMP_NUM_THREADS=abc`` / `` `` / ``0`` / ``4,2``      test_invalid_thread_counts_are_set_aside_with_
 (numexpr parses it at import)                          one_warning
+a solver's false proof: SCIP proving its MIP start     tests/test_refutable_optima.py::test_scips_false_
+optimal where the majority leaf scores better (OCT     proof_from_its_start_is_sought_again_without_it,
+depth 1, λ 0.16, float weights, 40 rows); false        test_a_refuted_proof_from_the_start_is_sought_
+proofs, claims of infeasibility and bounds below       again_without_it, test_a_proof_that_stays_refuted_
+the incumbent on every solver and route                returns_the_best_model_known, test_a_refuted_claim_
+                                                       of_infeasibility_returns_the_best_model_known,
+                                                       test_a_bound_beaten_by_the_incumbent_is_dropped
+a time limit on every solver and route (CBC through    tests/test_refutable_optima.py::test_a_bound_at_a_
+Pyomo reported its incumbent as its bound)             time_limit_is_never_beyond_the_optimum
+a node limit in a registry entry's settings (HiGHS,    tests/test_solver_settings.py::test_a_node_limit_
+SCIP, Gurobi, CPLEX, CBC; both hand-offs)              in_the_settings_is_reported_as_one
 =====================================================  ===================================================
 """
 from __future__ import annotations

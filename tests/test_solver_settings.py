@@ -19,6 +19,11 @@ The cases:
    without the pip advice, which is given only when the shipped binary is missing.
    test_a_hanging_user_cbc_is_given_up_within_the_probe_time,
    test_an_unrunnable_user_cbc_gets_no_pip_advice, test_a_missing_shipped_cbc_gets_the_pip_advice
+5. A node limit set in an entry's settings (HiGHS ``mip_max_nodes``, SCIP ``limits/nodes``, Gurobi
+   ``NodeLimit``, CPLEX ``mip.limits.nodes``, CBC ``maxNodes``), through either hand-off: reported
+   as ``node_limit`` (it was ``error``, or for CPLEX through Pyomo a traceback), with the model found
+   so far, not proven, and a bound on the right side of the brute-force optimum.
+   test_a_node_limit_in_the_settings_is_reported_as_one
 """
 from __future__ import annotations
 
@@ -28,18 +33,22 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
 import odtk
+from brute_force import best_value
 from fake_solvers import bundled_entries, fake_registry, write_registry
-from odtk.exceptions import ConfigError, SolverUnavailableError
+from odtk.exceptions import ConfigError, OdtkWarning, SolverUnavailableError
 from odtk.solvers import cbc, load_registry, registry, require_solver, solver_status
 
 # per solver: a parameter it has, with a value it refuses (none of them is one of odtk's options)
 REFUSED_VALUE = {"highs": ("presolve", "sometimes"), "cbc": ("maxNodes", "many"), "scip": ("limits/nodes", "many"),
                  "gurobi": ("NodeLimit", -5), "cplex": ("mip.limits.nodes", -5)}
 REGISTRY_WORDS = "solver registry (solvers.yaml, or the file $ODTK_SOLVERS names)"
+NODE_LIMIT = {"highs": "mip_max_nodes", "cbc": "maxNodes", "scip": "limits/nodes", "gurobi": "NodeLimit",
+              "cplex": "mip.limits.nodes"}  # per solver: its parameter limiting the branch-and-bound nodes
 
 
 def odtk_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -236,3 +245,17 @@ def test_a_missing_shipped_cbc_gets_the_pip_advice(monkeypatch, tmp_path, use_re
     with pytest.raises(SolverUnavailableError,
                        match='no runnable CBC binary; install with: pip install "odtk\\[cbc\\]", or in a clone'):
         require_solver("cbc")
+
+
+# --------------------------------------------------------------------------- 5. node limits
+@pytest.mark.parametrize("handoff", ["native", "pyomo"])
+def test_a_node_limit_in_the_settings_is_reported_as_one(solver, handoff, tmp_path, use_registry):
+    """One node for an OCT at depth 2 that every solver branches on: the model found so far."""
+    use_registry({solver: entry(solver, settings={"oct": {NODE_LIMIT[solver]: 1}})}, tmp_path)
+    rng = np.random.default_rng(0)
+    X, y = rng.integers(0, 2, size=(36, 6)), rng.integers(0, 2, size=36)
+    with pytest.warns(OdtkWarning, match="not proven optimal"):
+        result = odtk.solve("oct", (X, y), depth=2, solver=solver, handoff=handoff, warm_start=None)
+    assert result.termination == "node_limit" and not result.optimal, result.message
+    best = best_value(X, y, 2, 2)
+    assert result.objective <= best + 1e-6 <= result.bound + 2e-6

@@ -2,13 +2,15 @@
 
 Every solve is self-checked: the decoded model, re-scored on the training data, must reproduce
 the objective the solver reported (:func:`self_check`), the rows must take the paths the
-solver's flow variables gave them (:func:`check_routing`), and a reported bound never goes
-beyond the best objective any model could reach (:func:`honest_bound`), so the gap means what
-it says.
+solver's flow variables gave them (:func:`check_routing`), no model the solve holds may beat
+the solver's bound (:func:`refuting`: a proof odtk can refute is none), and a reported bound
+never goes beyond the best objective any model could reach (:func:`honest_bound`), so the gap
+means what it says.
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
@@ -17,9 +19,12 @@ import numpy as np
 
 from odtk.exceptions import SelfCheckError
 from odtk.models import DecisionGraph
-from odtk.solvers import SolverOutcome
+from odtk.solvers import OPTIMALITY_TOLERANCE, SolverOutcome
 
 SELF_CHECK_TOLERANCE = 1e-4
+# the terminations that claim a proof: that no model beats the bound (optimal: the objective; within
+# the gap asked for), or that no model exists
+PROOFS = ("optimal", "gap_limit", "infeasible")
 
 
 def better(module: ModuleType, a: float, b: float) -> bool:
@@ -43,6 +48,22 @@ def self_check(module: ModuleType, expected: float, outcome: SolverOutcome, solv
     raise SelfCheckError(
         f"Self-check failed: the decoded model scores {expected:.6g} on the training data but "
         f"{solver} reported {reported:.6g}; tighten the solver's tolerances or report this model.")
+
+
+def refuting(module: ModuleType, termination: str, bound: float | None, scores: Sequence[float]) -> int | None:
+    """Which of ``scores`` (the objectives of models the solve holds) refutes a result that ended
+    with ``termination`` and ``bound``: the best of them, when it beats the bound by more than
+    :data:`~odtk.solvers.OPTIMALITY_TOLERANCE` (times max(1, |bound|); a bound says that no model
+    beats it) or, for a claim of infeasibility, in any case; None when none does."""
+    if not scores:
+        return None
+    best = max(range(len(scores)), key=lambda i: scores[i] if module.SENSE == "maximize" else -scores[i])
+    if termination == "infeasible":
+        return best
+    if bound is None:
+        return None
+    margin = OPTIMALITY_TOLERANCE * max(1.0, abs(bound))
+    return best if better(module, scores[best], bound + (margin if module.SENSE == "maximize" else -margin)) else None
 
 
 def check_routing(flows: dict, graph: DecisionGraph, X: np.ndarray, solver: str, hyper: dict) -> None:

@@ -6,6 +6,10 @@ runs where a signal can stop it (:mod:`odtk.solvers`), and what it had found com
 the solver ends with nothing better than the start (the heuristic's diagram, the starting tree
 or the majority leaf), the start is the result: proven optimal when the cut-off model is
 infeasible, otherwise not proven. A solver that ends in an error still returns the start.
+Every result is then checked against the models the solve holds (the start, the majority leaf):
+the best of them is returned, a bound one of them beats is dropped, and a proof one of them
+refutes is none (termination ``error``), after one more solve without the MIP start when the
+proof came from it.
 """
 from __future__ import annotations
 
@@ -29,10 +33,10 @@ from odtk.budget import Budget
 from odtk.compiled import compile_instance, has_compiler
 from odtk.exceptions import ConfigError, OdtkWarning, SelfCheckError, SolveError
 from odtk.models import DecisionGraph
-from odtk.pipeline.check import better, check_routing, self_check
+from odtk.pipeline.check import PROOFS, better, check_routing, refuting, self_check
 from odtk.pipeline.encode import Problem, check_model_size
 from odtk.pipeline.methods import side_constraints_on
-from odtk.pipeline.start import Start
+from odtk.pipeline.start import Start, majority_leaf
 from odtk.solvers import SolverOptions, SolverOutcome, get_spec, solve_instance
 from odtk.warn import warn
 
@@ -41,12 +45,15 @@ RESERVE_SHARE, RESERVE_SECONDS = 0.05, 0.5  # kept from the solver for decoding 
 
 @dataclass
 class MilpResult:
-    """What the MILP step returns: the model, the solver's outcome (None if never solved)."""
+    """What the MILP step returns: the model, the solver's outcome (None if never solved), the
+    termination, the model's objective and the bound (None: none stated, or one refuted)."""
 
     graph: DecisionGraph
     outcome: SolverOutcome | None
     build_time: float
     termination: str
+    objective: float
+    bound: float | None
 
 
 class _BuildTimeout(BaseException):
@@ -152,7 +159,10 @@ def build(problem: Problem, shape: nx.DiGraph, hyper: dict, budget: Budget, hand
 
 def run(problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, options: SolverOptions,
         handoff: str, start: Start, steps: dict, budget: Budget) -> MilpResult:
-    """Build, (warm-start,) solve, decode and self-check; ``start`` is the model to beat."""
+    """Build, (warm-start,) solve, decode and self-check; ``start`` is the model to beat. The result
+    is checked against the models the solve holds (:func:`_checked`); a proof found from the MIP
+    start that one of them refutes is sought once more without the start (SCIP 10 once proved its
+    start optimal when the majority leaf scored better)."""
     began = time.perf_counter()
     instance = build(problem, shape, hyper, budget, handoff)
     build_time = time.perf_counter() - began
@@ -161,6 +171,33 @@ def run(problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, options: 
     budget.progress.note(f"built the MILP in {build_time:.1f}s; {solver} solving"
                          + (f" for at most {budget.remaining():.1f}s" if budget.remaining() is not None else ""))
     passed = handoff == "native" and _load_start(instance, problem, hyper, start, steps)  # pyomo: no MIP start
+    known = _known_models(problem, shape, hyper, start, passed)
+    found = _solved(instance, problem, shape, hyper, solver, options, handoff, start, passed, steps, budget,
+                    build_time)
+    rival = refuting(problem.module, found.termination, found.bound, [model.objective for model in known])
+    if passed and rival is not None and found.termination in PROOFS:
+        steps["milp_with_start"] = {**steps.pop("milp"), "refuted_by": _name(known[rival])}
+        budget.progress.note(f"{solver}'s proof from the {_name(start)} is refuted by the "
+                             f"{_name(known[rival])}: solving again without the start")
+        again = _solved(instance, problem, shape, hyper, solver, options, handoff, start, False, steps, budget,
+                        build_time, found)
+        found = _timed_with(again, found) if again is not found else found
+    return _checked(found, known, problem.module, solver, steps)
+
+
+def _timed_with(again: MilpResult, first: MilpResult) -> MilpResult:
+    """``again`` with the hand-off and solve times of the ``first`` solve added to its own."""
+    assert again.outcome is not None and first.outcome is not None, "both were solved"
+    outcome = dataclasses.replace(again.outcome, handoff_time=again.outcome.handoff_time + first.outcome.handoff_time,
+                                  solve_time=again.outcome.solve_time + first.outcome.solve_time)
+    return dataclasses.replace(again, outcome=outcome)
+
+
+def _solved(instance, problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, options: SolverOptions,
+            handoff: str, start: Start, passed: bool, steps: dict, budget: Budget, build_time: float,
+            before: MilpResult | None = None) -> MilpResult:
+    """One solve (from the start when ``passed``), decoded and self-checked; a solve that finds
+    nothing keeps the start, or the result ``before`` it when it solves again."""
     with budget.stage("solving"):
         outcome, cut_report = _solve(instance, problem, hyper, solver, solver_options(options, budget), handoff,
                                      start if passed else None)
@@ -172,8 +209,19 @@ def run(problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, options: 
         steps["milp"].update(dataclasses.asdict(cut_report))
     with budget.stage("checking"), budget.waiting():
         if not outcome.has_solution:
-            return _start_kept(problem, hyper, solver, outcome, start, passed, steps, build_time)
-        return _decoded(instance, problem, shape, hyper, solver, outcome, start if passed else None, build_time)
+            return before or _start_kept(problem, hyper, solver, outcome, start, passed, steps, build_time)
+        return _decoded(instance, problem, shape, hyper, solver, outcome, build_time)
+
+
+def _known_models(problem: Problem, shape: nx.DiGraph, hyper: dict, start: Start, passed: bool) -> list[Start]:
+    """The models the solve holds that are models of the MILP: the start when it is the MIP start
+    (it meets the side constraints) and, without side constraints, the start and the majority leaf."""
+    if side_constraints_on(problem.module, hyper):
+        return [start] if passed else []
+    if start.origin == "leaf":
+        return [start]
+    graph, step = majority_leaf(problem, shape, hyper)
+    return [start, Start(graph, "leaf", step["objective"])]
 
 
 def _load_start(instance, problem: Problem, hyper: dict, start: Start, steps: dict) -> bool:
@@ -234,19 +282,20 @@ def _build_timed_out(start: Start, steps: dict, build_time: float) -> MilpResult
          "not proven optimal; raise --time-limit or make the model smaller (fewer rows, thresholds "
          "or nodes).", OdtkWarning)
     steps["milp"] = {"termination": "time_limit", "seconds": 0.0, "objective": None, "bound": None}
-    return MilpResult(start.graph, None, build_time, "time_limit")
+    return MilpResult(start.graph, None, build_time, "time_limit", start.objective, None)
 
 
 def _start_kept(problem: Problem, hyper: dict, solver: str, outcome: SolverOutcome, start: Start,
                 passed: bool, steps: dict, build_time: float) -> MilpResult:
-    """The solver found nothing (better than the start's cutoff): the start is the result."""
+    """The solver found nothing (better than the start's cutoff): the start is the result. A claim
+    of infeasibility without a cutoff and without side constraints is left to :func:`_checked`."""
     constraints = [f"{name}={hyper[name]}" for name in side_constraints_on(problem.module, hyper)]
-    if outcome.termination == "infeasible" and not passed:
+    if constraints and not passed and outcome.termination == "infeasible":
         raise SolveError(f"{solver} proved the model infeasible: no model meets the side "
-                         f"constraints ({', '.join(constraints) or 'none set'}); relax them.")
+                         f"constraints ({', '.join(constraints)}); relax them.")
     if constraints and not passed and outcome.termination != "interrupted":
         raise SolveError(f"{solver} found no model meeting the side constraints ({', '.join(constraints)}) "
-                         "within the time limit; raise --time-limit or relax them.")
+                         f"within {_limit(outcome.termination)}; raise {_raised(outcome.termination)} or relax them.")
     proven = passed and outcome.termination in ("infeasible", "optimal")  # the cut-off model is empty
     steps["milp"]["bound"] = start.objective if proven else outcome.bound
     termination = "optimal" if proven else outcome.termination
@@ -254,16 +303,16 @@ def _start_kept(problem: Problem, hyper: dict, solver: str, outcome: SolverOutco
         warn(f"{solver} stopped without a solution ({outcome.message}): the {_name(start)} is "
              "returned, not proven optimal; try another solver or pass --log to see its output.",
              OdtkWarning)
-    elif not proven and termination != "interrupted":
-        warn(f"{solver} found nothing better than the {_name(start)} within the time limit: that "
+    elif not proven and termination not in ("interrupted", "infeasible"):
+        warn(f"{solver} found nothing better than the {_name(start)} within {_limit(termination)}: that "
              "model is returned, not proven optimal.", OdtkWarning)
-    return MilpResult(start.graph, outcome, build_time, termination)
+    return MilpResult(start.graph, outcome, build_time, termination, start.objective,
+                      start.objective if proven else outcome.bound)
 
 
 def _decoded(instance, problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, outcome: SolverOutcome,
-             start: Start | None, build_time: float) -> MilpResult:
-    """The solver's model decoded and self-checked (the start, if it was the MIP start, when it
-    scores better: a start that is no MIP start may break the model's constraints)."""
+             build_time: float) -> MilpResult:
+    """The solver's model decoded and self-checked."""
     module = problem.module
     graph = problem.graph(module.decode(instance))
     if hasattr(module, "flow_rows"):
@@ -273,9 +322,50 @@ def _decoded(instance, problem: Problem, shape: nx.DiGraph, hyper: dict, solver:
     if outcome.termination not in ("optimal", "interrupted"):
         warn(f"{solver} stopped with status {outcome.termination}: the model is feasible "
              "but not proven optimal.", OdtkWarning)
-    if start is not None and better(module, start.objective, expected):
-        return MilpResult(start.graph, outcome, build_time, outcome.termination)
-    return MilpResult(graph, outcome, build_time, outcome.termination)
+    return MilpResult(graph, outcome, build_time, outcome.termination, expected, outcome.bound)
+
+
+def _checked(found: MilpResult, known: list[Start], module, solver: str, steps: dict) -> MilpResult:
+    """``found`` against the models the solve holds (``known``): the best of them is returned when it
+    scores better than ``found``'s model. A bound that one of them (or ``found``'s model) beats is
+    false: no bound is reported (the result takes the trivial one, the ideal), and a proof (optimal, within
+    the gap, infeasible) it refutes is none: termination ``error``. Either way a warning names the
+    solver and the model."""
+    models = [(found.objective, f"model {solver} returned", found.graph),
+              *((model.objective, _name(model), model.graph) for model in known)]
+    objective, _, graph = models[0]
+    for score, _, other in models[1:]:
+        if better(module, score, objective):
+            objective, graph = score, other
+    rival = refuting(module, found.termination, found.bound, [score for score, _, _ in models])
+    if rival is None:
+        return dataclasses.replace(found, graph=graph, objective=objective)
+    score, name, _ = models[rival]
+    steps["milp"]["refuted_by"] = name
+    if found.termination in PROOFS:
+        claim = ("the model infeasible" if found.termination == "infeasible"
+                 else f"a bound of {found.bound:.10g} ({found.termination})")
+        warn(f"{solver} claimed {claim}, but the {name} scores {score:.10g}: {solver}'s proof is false; the "
+             f"best model known is returned, not proven optimal (termination error); try another solver.",
+             OdtkWarning)
+        termination = "error"
+    else:
+        warn(f"{solver} reported a bound of {found.bound:.10g}, but the {name} scores {score:.10g}: the bound "
+             "is false; the trivial bound (the ideal objective) is reported.", OdtkWarning)
+        termination = found.termination
+    outcome = found.outcome and dataclasses.replace(found.outcome, message=f"{found.outcome.message}; "
+                                                    f"refuted by the {name} ({score:.10g})")
+    return MilpResult(graph, outcome, found.build_time, termination, objective, None)
+
+
+def _limit(termination: str) -> str:
+    """The limit a solve stopped at, in words."""
+    return "its node limit" if termination == "node_limit" else "the time limit"
+
+
+def _raised(termination: str) -> str:
+    """How to raise the limit a solve stopped at."""
+    return "the node limit in the solver's settings" if termination == "node_limit" else "--time-limit"
 
 
 def _name(start: Start) -> str:

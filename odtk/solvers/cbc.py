@@ -104,6 +104,22 @@ def version(spec: SolverSpec) -> str:
 _CBC_STATUS = {"Optimal": "optimal", "Stopped on time": "time_limit", "Infeasible": "infeasible",
                "Integer infeasible": "infeasible", "Stopped on ctrl-c": "interrupted",
                "Stopped on iterations": "interrupted"}
+# the summary of CBC's log: why it stopped (a node limit, which its solution file heads "Stopped on
+# iterations" as it does a SIGINT) and, when it stopped before proving optimality, its bound ("Lower
+# bound:" when it minimises, "Upper bound:" when it maximises; in the objective's own sense)
+_NODE_LIMIT = re.compile(r"^Result - Stopped on node limit", re.MULTILINE)
+_STATED_BOUND = re.compile(r"^(?:Lower|Upper) bound:\s*(\S+)", re.MULTILINE)
+
+
+def stated_node_limit(log: str) -> bool:
+    """Whether CBC's log says it stopped at its node limit (``maxNodes``)."""
+    return _NODE_LIMIT.search(log) is not None
+
+
+def stated_bound(log: str) -> float | None:
+    """The bound CBC's log states for a search it stopped before proving optimality, or None."""
+    match = _STATED_BOUND.search(log)
+    return None if match is None else _number(match.group(1))
 
 
 def solve(form: StandardForm, spec: SolverSpec, options: SolverOptions) -> dict:
@@ -384,19 +400,20 @@ def _cbc_outcome(solution: str, stdout: str, form: StandardForm, handoff: float)
     head = lines[0]
     state = head.split(" - ")[0].strip()
     termination = next((v for k, v in _CBC_STATUS.items() if state.startswith(k)), "error")
+    if termination == "interrupted" and stated_node_limit(stdout):  # a stop odtk makes: see stopped_outcome
+        termination = "node_limit"
     sign = -1.0 if form.maximize else 1.0
     values = None
     # "Stopped on time (... no integer solution ...)": the values are a relaxation, not a solution
     if ("objective value" in head and "no integer solution" not in head
-            and termination in ("optimal", "time_limit", "interrupted")):
+            and termination in ("optimal", "time_limit", "node_limit", "interrupted")):
         values = _cbc_values(lines, form)
         if values is None:
             return dict(termination="error", values=None, bound=None, handoff=handoff,
                         message=f"CBC's solution file is damaged: its values do not give the "
                                 f"objective of its first line {head[:80]!r}")
-    bound_match = re.search(r"Lower bound:\s*(\S+)", stdout)
     bound = None
-    printed = _number(bound_match.group(1)) if bound_match else None  # printed when CBC stops early
+    printed = stated_bound(stdout)  # "Lower bound:", as CBC minimises the file
     if printed is not None:
         bound = sign * printed  # CBC's objective includes the MPS offset
     elif termination == "optimal" and values is not None:

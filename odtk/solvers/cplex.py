@@ -199,20 +199,26 @@ def _separated(callback, separate: Callable[[np.ndarray], list[LazyRow]], watch:
     return found
 
 
+def termination_of(solution) -> str:
+    """odtk's termination for the status of CPLEX's ``solution`` (``problem.solution``)."""
+    status, codes = solution.get_status(), solution.status
+    optimal = {codes.MIP_optimal, codes.optimal_tolerance, codes.optimal}
+    timed_out = {codes.MIP_time_limit_feasible, codes.MIP_time_limit_infeasible,
+                 codes.abort_time_limit}
+    node_limit = {codes.node_limit_feasible, codes.node_limit_infeasible}
+    infeasible = {codes.MIP_infeasible, codes.infeasible, codes.MIP_infeasible_or_unbounded}
+    interrupted = {codes.abort_user, codes.MIP_abort_feasible, codes.MIP_abort_infeasible}
+    return ("optimal" if status in optimal else "time_limit" if status in timed_out
+            else "node_limit" if status in node_limit else "infeasible" if status in infeasible
+            else "interrupted" if status in interrupted else "error")
+
+
 def _cplex_outcome(problem, form: StandardForm, handoff: float, watch: CallbackWatch) -> dict:
     from cplex.exceptions import CplexError
 
     solution = problem.solution
     status = solution.get_status()
-    codes = solution.status
-    optimal = {codes.MIP_optimal, codes.optimal_tolerance, codes.optimal}
-    timed_out = {codes.MIP_time_limit_feasible, codes.MIP_time_limit_infeasible,
-                 codes.abort_time_limit}
-    infeasible = {codes.MIP_infeasible, codes.infeasible, codes.MIP_infeasible_or_unbounded}
-    interrupted = {codes.abort_user, codes.MIP_abort_feasible, codes.MIP_abort_infeasible}
-    termination = ("optimal" if status in optimal else "time_limit" if status in timed_out
-                   else "infeasible" if status in infeasible
-                   else "interrupted" if status in interrupted else "error")
+    termination = termination_of(solution)
     has_solution = solution.is_primal_feasible()
     values = np.asarray(solution.get_values()) if has_solution else None
     bound = None  # kept without a solution too (a MIP's best bound)

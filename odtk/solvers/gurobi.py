@@ -184,7 +184,7 @@ def _add_model(gp, model, form: StandardForm):
 def _outcome(gp, model, x, watch: CallbackWatch, handoff: float) -> dict:
     """The solve's result: Gurobi's best solution and best bound (kept without a solution too;
     with a cutoff and nothing better, the cutoff)."""
-    said = {gp.GRB.OPTIMAL: "optimal", gp.GRB.TIME_LIMIT: "time_limit",
+    said = {gp.GRB.OPTIMAL: "optimal", gp.GRB.TIME_LIMIT: "time_limit", gp.GRB.NODE_LIMIT: "node_limit",
             gp.GRB.INFEASIBLE: "infeasible", gp.GRB.INTERRUPTED: "interrupted",
             gp.GRB.INF_OR_UNBD: "infeasible",
             gp.GRB.CUTOFF: "infeasible"}.get(model.Status, "error")  # nothing beats the cutoff

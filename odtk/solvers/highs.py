@@ -145,6 +145,7 @@ def _run_highs(form: StandardForm, spec: SolverSpec, options: SolverOptions,
         highspy.HighsModelStatus.kTimeLimit: "time_limit",
         highspy.HighsModelStatus.kInfeasible: "infeasible",
         highspy.HighsModelStatus.kInterrupt: "interrupted",
+        highspy.HighsModelStatus.kSolutionLimit: "node_limit" if _at_node_limit(highs, info) else "error",
     }.get(status, "error")
     values = np.asarray(highs.getSolution().col_value) if has_solution else None
     bound = info.mip_dual_bound if form.integer.any() else info.objective_function_value
@@ -154,6 +155,12 @@ def _run_highs(form: StandardForm, spec: SolverSpec, options: SolverOptions,
     return dict(termination=termination, values=values, bound=bound, handoff=handoff,
                 message=highs.modelStatusToString(status), nodes=int(info.mip_node_count),
                 start_returned=start_returned)
+
+
+def _at_node_limit(highs, info) -> bool:
+    """Whether the branch and bound used up ``mip_max_nodes`` (HiGHS's "solution limit" status
+    stands for that limit, ``mip_max_leaves`` and ``mip_max_improving_sols`` alike)."""
+    return info.mip_node_count >= highs.getOptionValue("mip_max_nodes")[1]
 
 
 def fit(option: str, value: Any) -> Any:

@@ -16,7 +16,11 @@ OPTION_NAMES = ("time_limit", "mip_gap", "threads", "seed", "log")
 MAX_SECONDS = 1e7        # a time limit beyond 115 days is a typo (no limit: leave it out)
 MAX_THREADS = 1024
 MAX_SEED = 2**31 - 1     # the solvers' seeds are 32-bit signed integers
-TERMINATIONS = ("optimal", "gap_limit", "time_limit", "memory_limit", "infeasible", "interrupted", "error")
+# a solve's end: proven optimal; stopped within the gap asked for, at the time limit, at the memory limit (the CP
+# search) or at a node limit of the solver's settings (each returning the best model found, not proven); proven
+# infeasible; stopped by a signal; or an error of the solver (the best model odtk holds returned, not proven)
+TERMINATIONS = ("optimal", "gap_limit", "time_limit", "node_limit", "memory_limit", "infeasible", "interrupted",
+                "error")
 # a claimed optimum stands when its bound is within this of its objective (times max(1, |objective|)),
 # beyond the requested relative gap: the solvers' absolute gap tolerances (HiGHS, CPLEX: 1e-6)
 OPTIMALITY_TOLERANCE = 1e-6

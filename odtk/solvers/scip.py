@@ -28,8 +28,9 @@ from odtk.solvers.standard_form import LazyRow, StandardForm
 BACKEND = "pyscipopt"
 _VERBOSE = 4  # SCIP's default display/verblevel, used when the log is asked for
 _MAX_THREADS = 64  # the largest value of parallel/maxnthreads
-_TERMINATION = {"optimal": "optimal", "gaplimit": "optimal", "timelimit": "time_limit",
-                "infeasible": "infeasible", "inforunbd": "infeasible", "userinterrupt": "interrupted"}
+_TERMINATION = {"optimal": "optimal", "gaplimit": "optimal", "timelimit": "time_limit", "nodelimit": "node_limit",
+                "totalnodelimit": "node_limit", "infeasible": "infeasible", "inforunbd": "infeasible",
+                "userinterrupt": "interrupted"}
 
 
 def version(spec: SolverSpec) -> str:
