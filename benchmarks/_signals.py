@@ -36,6 +36,8 @@ HANG_STOP = 60.0  # seconds: a run still alive after this is killed and reported
 IGNORED_PAUSE = 1.0  # seconds between the ignored SIGINT and the SIGTERM that must stop the run
 BIG_ROWS, BIG_COLUMNS = 100_000, 50
 BIG = "<100,000-row CSV>"  # stands in a case's arguments for the CSV that :func:`big_csv` writes
+DEEP_ROWS, DEEP_SEED = 300, 65
+DEEP = "<300-row CSV of a deep CART>"  # ... for the CSV that :func:`deep_cart_csv` writes
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
@@ -60,6 +62,10 @@ class Case:
     @property
     def name(self) -> str:
         return f"{self.phase}-{self.solver}".replace(" ", "-")
+
+
+SAT_DEPTH = Case("searching", "sat-depth", ("--model", "sat-depth", "--csv", DEEP, "--target", "label",
+                                           "--time-limit", "none"), True, "SIGTERM", delay=1.0)
 
 
 @dataclasses.dataclass
@@ -102,6 +108,21 @@ def big_csv(folder: Path) -> Path:
     return path
 
 
+def deep_cart_csv(folder: Path) -> Path:
+    """A CSV of 300 rows × 6 random float columns (four decimals) and random 0/1 labels (seed 65),
+    written once into ``folder``: by every midpoint 1,771 binary columns, on which the grown CART
+    that starts the SAT models is 25 deep (they once padded it to a perfect tree of 2^26 nodes as
+    their search ended, for minutes, whatever the time limit or a signal said)."""
+    path = folder / f"deep-cart{DEEP_ROWS}.csv"
+    if path.exists():
+        return path
+    rng = np.random.default_rng(DEEP_SEED)
+    frame = pd.DataFrame(rng.random((DEEP_ROWS, 6)).round(4), columns=[f"x{i}" for i in range(6)])
+    folder.mkdir(parents=True, exist_ok=True)
+    frame.assign(label=rng.integers(0, 2, DEEP_ROWS)).to_csv(path, index=False)
+    return path
+
+
 def cases(solvers: list[str]) -> list[Case]:
     """The phases interrupted, for each installed solver in ``solvers``.
 
@@ -110,8 +131,8 @@ def cases(solvers: list[str]) -> list[Case]:
     with skeleton 1-2-4-8 for the heuristic, build and hand-off (both through Pyomo: the compiled
     build takes a second at most, the native hand-off copies its form), HiGHS's presolve on ODD with
     iris, FlowOCT at depth 3 on 306 numeric rows for the solvers' searches, BendersOCT at depth 3
-    on monk2 for Gurobi and CPLEX (within their free licences), the CP search at depth 5 and the
-    SAT model's calls.
+    on monk2 for Gurobi and CPLEX (within their free licences), the CP search at depth 5, the
+    SAT model's calls and ``sat-depth`` on :func:`deep_cart_csv`.
     """
     big = ("--csv", BIG, "--target", "label")
     odd_build = ("--model", "odd", "--dataset", "uci/banknote-authentication", "--skeleton", "1-2-4-8")
@@ -129,6 +150,7 @@ def cases(solvers: list[str]) -> list[Case]:
              next(rotate), delay=1.0),
         Case("searching", "minisat22", ("--model", "sat-size", "--dataset", "flowoct/monk2"), True,
              next(rotate), delay=1.0),
+        SAT_DEPTH,
     ]
     for solver in [s for s in ("highs", "cbc", "scip") if s in solvers]:
         found += [Case("hand-off", solver, (*odd_build, "--solver", solver, "--handoff", "pyomo"), True,
@@ -159,7 +181,8 @@ def run(case: Case, workdir: Path, data: Path, signal_name: str | None = None, i
     temp.mkdir(parents=True)
     token = f"{os.getpid()}-{time.monotonic_ns()}"
     env = {**os.environ, "TMPDIR": str(temp), "PYTHONUNBUFFERED": "1", "ODTK_SIGNAL_RUN": token}
-    args = [str(big_csv(data)) if arg == BIG else arg for arg in case.args]
+    args = [str(big_csv(data)) if arg == BIG else str(deep_cart_csv(data)) if arg == DEEP else arg
+            for arg in case.args]
     command = command or [sys.executable, "-m", "odtk", "solve", *args, "--progress", "--output", str(output)]
     ignore = (lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if ignore_sigint else None
     with open(workdir / "stdout.txt", "w+") as stdout:

@@ -1,7 +1,9 @@
 """A clause set as a 0/1 feasibility model, so any MILP solver can answer a SAT query.
 
 Used by the SAT paper's tree inference (Avellaneda, "Efficient Inference of Optimal Decision
-Trees", AAAI 2020; ``odtk.engines.sat_inference``) when ``--solver`` names a MILP solver. Each
+Trees", AAAI 2020; ``odtk.engines.sat_inference``) when ``--solver`` names a MILP solver: each
+query's instance is this model compiled from the clause arrays (``odtk.compiled.sat_clauses``;
+``tests/test_compiled.py`` proves both routes give the same model). Each
 clause ∨_{v∈P} v ∨ ∨_{v∈N} ¬v becomes the covering row ::
 
     Σ_{v∈P} x_v + Σ_{v∈N} (1 − x_v) ≥ 1,        x ∈ {0, 1},
@@ -45,7 +47,3 @@ def make_data(clauses: list[list[int]], n_variables: int) -> dict:
         "N": {c: [-v for v in clause if v < 0] for c, clause in zip(ids, clauses)},
     }}
 
-
-def true_variables(instance) -> set[int]:
-    """The variables set to true in a solved instance (one in no clause is left false)."""
-    return {v for v in instance.V if (instance.x[v].value or 0.0) > 0.5}

@@ -3,21 +3,23 @@ from __future__ import annotations
 
 import time
 
-from pyomo.common.gc_manager import PauseGC
+import numpy as np
 
 from odtk.budget import BudgetView
+from odtk.compiled import sat_clauses
 from odtk.engines.sat_inference import TimeLimitReached
 from odtk.exceptions import SolveError
-from odtk.formulations import sat_clauses
 from odtk.solvers import SolverOptions, solve_instance
 
 
 class MilpOracle:
     """Answers each satisfiability query by solving the clauses as a 0/1 feasibility model.
 
-    The clauses seen so far are kept; every query builds a fresh instance (assumptions as unit
-    clauses) and hands it to ``solver`` through the registry, so it works with any MILP solver.
-    The solve's budget (``options.budget``) and the registry's settings for the model
+    The clauses seen so far are kept as arrays; every query compiles a fresh instance from them
+    (the model of ``odtk.formulations.sat_clauses``, built from arrays by
+    :mod:`odtk.compiled.sat_clauses`, so that no Pyomo build holds a stop back; assumptions as
+    unit clauses) and hands it to ``solver`` through the registry, so it works with any MILP
+    solver. The solve's budget (``options.budget``) and the registry's settings for the model
     (``options.settings``) go with every query (the query's own incumbent, bound and nodes are
     not reported: they are not the search's): a query stopped by the budget, or by the deadline,
     raises :class:`TimeLimitReached` unless the solver had found an assignment.
@@ -25,23 +27,27 @@ class MilpOracle:
 
     def __init__(self, solver: str, options: SolverOptions, deadline: float):
         self.solver, self.options, self.deadline = solver, options, deadline
-        self.clauses: list[list[int]] = []
+        self.blocks: list[np.ndarray] = []
         self.variables = 0
 
-    def add_clauses(self, clauses: list[list[int]]) -> None:
-        self.clauses.extend(clauses)
-        self.variables = max([self.variables, *(abs(v) for clause in clauses for v in clause)])
+    def add_clauses(self, clauses: np.ndarray) -> None:
+        """Keep the clauses of a 2-d array of literals, a clause per row."""
+        block = np.asarray(clauses, dtype=np.int32)
+        self.blocks.append(block)
+        self.variables = max(self.variables, int(np.abs(block).max(initial=0)))
+
+    def footprint(self, clauses: int, literals: int) -> float:
+        """Bytes a query over ``clauses`` clauses of ``literals`` literals takes, the solver's included."""
+        return sat_clauses.BYTES_PER_LITERAL * literals
 
     def solve(self, assumptions: list[int]) -> set[int] | None:
-        remaining = self.deadline - time.monotonic()
-        budget = self.options.budget
-        if remaining <= 0 or (budget is not None and budget.should_stop()):
-            raise TimeLimitReached
-        clauses = self.clauses + [[literal] for literal in assumptions]
-        with PauseGC():
-            instance = sat_clauses.build_model().create_instance(
-                sat_clauses.make_data(clauses, self.variables))
+        self._time_left()
+        units = np.asarray(assumptions, dtype=np.int32).reshape(-1, 1)
+        variables = max(self.variables, int(np.abs(units).max(initial=0)))
+        instance = sat_clauses.compile_clauses([*self.blocks, units], variables)
+        remaining = self._time_left()  # again: millions of clauses take seconds to compile
         limit = None if remaining == float("inf") else remaining
+        budget = self.options.budget
         quiet = None if budget is None else BudgetView(budget, ("incumbent", "bound", "gap", "nodes"))
         options = SolverOptions(time_limit=limit, threads=self.options.threads, seed=self.options.seed,
                                 log=self.options.log, budget=quiet, settings=self.options.settings)
@@ -54,3 +60,11 @@ class MilpOracle:
             raise TimeLimitReached
         raise SolveError(f"{self.solver} stopped without answering a SAT query "
                          f"({outcome.termination}: {outcome.message}).")
+
+    def _time_left(self) -> float:
+        """The seconds left for the query; :class:`TimeLimitReached` when it must stop."""
+        remaining = self.deadline - time.monotonic()
+        budget = self.options.budget
+        if remaining <= 0 or (budget is not None and budget.should_stop()):
+            raise TimeLimitReached
+        return remaining

@@ -185,6 +185,14 @@ a time limit on every solver and route (CBC through    tests/test_refutable_opti
 Pyomo reported its incumbent as its bound)             time_limit_is_never_beyond_the_optimum
 a node limit in a registry entry's settings (HiGHS,    tests/test_solver_settings.py::test_a_node_limit_
 SCIP, Gurobi, CPLEX, CBC; both hand-offs)              in_the_settings_is_reported_as_one
+``sat-depth`` on 300 rows × 6 float columns (a grown   test_sat_depth_ends_at_a_short_time_limit_with_its_
+CART 25 deep) with ``--time-limit 4`` (capped)         start_and_bound
+the same stopped by SIGINT / SIGTERM in its search     tests/test_signals.py::test_sat_depth_stopped_in_its_
+                                                       search_saves_its_best_tree
+``sat-depth`` on 1,000 rows × 10 float columns: 50     test_sat_clauses_beyond_the_memory_are_not_built
+million clauses beyond the memory (capped)
+a SAT model stopped while scikit-learn grows CART      tests/test_sat_inference.py::test_a_signal_while_cart_
+                                                       grows_answers_cart_interrupted
 =====================================================  ===================================================
 """
 from __future__ import annotations
@@ -199,6 +207,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -219,6 +228,9 @@ from odtk.models import TrainedModel
 from odtk.progress import write_line
 from odtk.skeletons import EXAMPLE, MAX_DEPTH, diagram_skeleton, parse_widths
 from odtk.solvers import registry
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from _signals import deep_cart_csv  # noqa: E402
 
 HEADER = "a,b,v,y"
 ROWS = [f"{i % 2},{i // 2 % 2},{i},{'yes' if i % 2 else 'no'}" for i in range(12)]  # y is yes when a is 1
@@ -1131,6 +1143,43 @@ def test_the_time_limit_covers_building_the_milp(tmp_path):
     assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr
     assert "status      time_limit" in run.stdout
     assert json.loads((tmp_path / "m.json").read_text())["summary"]["termination"] == "time_limit"
+
+
+@needs_rlimit
+def test_sat_depth_ends_at_a_short_time_limit_with_its_start_and_bound(tmp_path):
+    """Issue 39: ``sat-depth`` on 300 rows × 6 float columns (1,771 binary columns), whose grown
+    CART is 25 deep, once ran for minutes past ``--time-limit 4`` (then out of memory under the
+    cap), padding that tree to a perfect one as its search ended. The bound on the wall time is
+    loose: the run needs a few seconds."""
+    began = time.monotonic()
+    run = odtk_capped(tmp_path, "solve", "--model", "sat-depth", "--csv", deep_cart_csv(tmp_path), "--target",
+                      "label", "--time-limit", "4", "--output", tmp_path / "m.json")
+    took = time.monotonic() - began
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr[-2000:]
+    assert took < 60, f"{took:.0f} s"
+    assert "status      time_limit" in run.stdout
+    summary = json.loads((tmp_path / "m.json").read_text())["summary"]
+    assert summary["termination"] == "time_limit" and 0 <= summary["bound"] < summary["objective"]
+    assert summary["objective"] >= 20, summary  # the deep start is the answer
+
+
+@needs_rlimit
+def test_sat_clauses_beyond_the_memory_are_not_built(tmp_path):
+    """1,000 rows × 10 float columns: by every midpoint 9,990 binary columns, whose depth-1 clause
+    set alone (50 million clauses, the pairs of (2)) takes more than the memory cap allows. It is
+    refused before it is built: the grown CART is the answer, marked memory_limit, with a warning
+    naming the size and the fix (the old code built it until memory ran out)."""
+    rng = np.random.default_rng(0)
+    csv = tmp_path / "wide.csv"
+    pd.DataFrame(rng.random((1000, 10)).round(6), columns=[f"x{j}" for j in range(10)]).assign(
+        label=rng.integers(0, 2, 1000)).to_csv(csv, index=False)
+    run = odtk_capped(tmp_path, "solve", "--model", "sat-depth", "--csv", csv, "--target", "label",
+                      "--time-limit", "none", "--output", tmp_path / "m.json")
+    assert run.returncode == 0 and "Traceback" not in run.stderr, run.stderr[-2000:]
+    assert "status      memory_limit" in run.stdout
+    warnings = [line for line in run.stderr.splitlines() if line.startswith("odtk: warning:")]
+    assert len(warnings) == 1 and "49,835,137 clauses of depth 1" in warnings[0] and "--max-thresholds" in warnings[0]
+    assert json.loads((tmp_path / "m.json").read_text())["summary"]["termination"] == "memory_limit"
 
 
 # --------------------------------------------------------------------------- sizes beyond reason

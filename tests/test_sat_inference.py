@@ -15,9 +15,9 @@ import pytest
 from click.testing import CliRunner
 
 import odtk
-from odtk.budget import Budget, stop_on_signals
+from odtk.budget import Budget, Stopped, stop_on_signals
 from odtk.cli import main
-from odtk.engines import nested_trees, sat_encoding, sat_inference
+from odtk.engines import nested_trees, sat_encoding, sat_inference, sat_limits, sat_start
 from odtk.estimators import OptimalTreeClassifier
 from odtk.exceptions import DataError, install_hint
 from odtk.experiments.grid import csv_data
@@ -296,15 +296,15 @@ def test_a_short_limit_answers_the_start_with_its_bound(breast_cancer, minimize)
     found = sat_inference.search(X, y, 2, minimize=minimize, time_limit=1.0)
     assert found.status == "time_limit" and found.source == "start"
     _assert_consistent_with_its_bound(found, X, y, minimize)
-    assert nested_trees.simplify(found.perfect, X) == found.tree
+    assert found.perfect is None  # only a SAT answer is a perfect tree
 
 
 @pytest.mark.parametrize("minimize", ["depth", "size"])
 def test_the_start_keeps_the_optimum_of_the_search_without_it(monkeypatch, minimize):
     X, y = _breast_cancer(rows=100, max_thresholds=4)
-    start = sat_inference.grown_cart(X, y)
+    start = sat_start.grown_cart(X, y)
     started = sat_inference.search(X, y, 2, minimize=minimize)
-    monkeypatch.setattr(sat_inference, "grown_cart", lambda X, y: None)  # the paper's search alone
+    monkeypatch.setattr(sat_start, "grown_cart", lambda X, y: None)  # the paper's search alone
     paper = sat_inference.search(X, y, 2, minimize=minimize)
     assert started.status == paper.status == "optimal"
     assert started.objective == started.lower_bound == paper.objective
@@ -318,12 +318,12 @@ SEED_CART_OPTIMAL = 7  # a case whose grown CART has the minimum depth
 def test_a_start_of_the_minimum_depth_is_proven_without_its_sat_call():
     X, y = _case(SEED_CART_OPTIMAL)
     depth, _ = _brute_force(X, y)
-    start = sat_inference.grown_cart(X.astype(bool), y)
+    start = sat_start.grown_cart(X.astype(bool), y)
     assert nested_trees.tree_depth(start) == depth
     found = sat_inference.search(X, y, 2, minimize="depth")
     assert found.objective == found.lower_bound == depth and found.status == "optimal"
     assert found.source == "start" and found.tree == nested_trees.simplify(start, X)
-    assert nested_trees.count_nodes(found.perfect) == 2 ** (depth + 1) - 1
+    assert found.perfect is None  # padded to a perfect tree it would be perfect_copy(start, depth)
 
 
 @pytest.mark.parametrize("oracle", SAT_SOLVERS)
@@ -357,3 +357,83 @@ def test_a_signal_in_the_main_thread_returns_the_best_tree(breast_cancer):
             timer.cancel()
     assert found.status == "interrupted" and budget.signal == signal.SIGTERM
     _assert_consistent_with_its_bound(found, X, y, "size")
+
+
+# ---------------------------------------------------------------- the contract of every solve (issue 39)
+def test_a_signal_while_cart_grows_answers_cart_interrupted(monkeypatch):
+    """SIGTERM while scikit-learn grows the start once escaped from its fit as a traceback: the
+    start grows on (a signal only marks the budget) and is the answer, marked interrupted."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y = _case(9)
+    fit = DecisionTreeClassifier.fit
+
+    def signalled(self, *args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)  # the signal arrives as CART starts to grow
+        return fit(self, *args, **kwargs)
+
+    monkeypatch.setattr(DecisionTreeClassifier, "fit", signalled)
+    budget = Budget(None)
+    with stop_on_signals(budget):
+        found = sat_inference.search(X, y, 2, budget=budget)
+    assert found.status == "interrupted" and found.source == "start" and found.rounds == 0
+    _assert_consistent_with_its_bound(found, X, y, "depth")
+
+
+def test_a_signal_does_not_wait_for_a_cart_that_keeps_growing(monkeypatch):
+    """A CART that does not grow within START_GRACE of the signal is left behind: no tree, Stopped."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y = _case(9)
+    release = threading.Event()
+
+    def endless(self, *args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)
+        release.wait(600)  # until the test ends
+        raise RuntimeError("released")
+
+    monkeypatch.setattr(DecisionTreeClassifier, "fit", endless)
+    budget = Budget(None)
+    try:
+        with stop_on_signals(budget), pytest.raises(Stopped):
+            sat_inference.search(X, y, 2, budget=budget)
+    finally:
+        release.set()
+
+
+def test_clauses_beyond_the_memory_rule_are_not_built(breast_cancer, monkeypatch):
+    """3,613 binary columns: depth 1's 6.5 million clauses (2) exceed a 64 MB memory: the search
+    answers its start, marked memory_limit, and says why, without handing over a clause."""
+    X, y = breast_cancer
+    monkeypatch.setattr(sat_limits, "memory_available", lambda: 64 * 2**20)
+    for minimize in ("depth", "size"):
+        found = sat_inference.search(X, y, 2, minimize=minimize)
+        assert found.status == "memory_limit" and found.source == "start" and found.rounds == 0
+        assert f"the {3613 * 3612 // 2 + 1:,} clauses of depth 1 need about" in found.limit  # (1) and (2)
+        assert "--max-thresholds" in found.limit
+        _assert_consistent_with_its_bound(found, X, y, minimize)
+
+
+def test_clauses_beyond_the_memory_rule_without_a_tree_are_a_one_line_error(monkeypatch):
+    """Capped below the start's depth, the search has no tree to answer: a DataError naming the size."""
+    monkeypatch.setattr(sat_limits, "memory_available", lambda: 2**10)
+    with pytest.raises(DataError, match=r"No consistent tree found: the [\d,]+ clauses of depth 1 need about .* "
+                                         r"use fewer thresholds"):
+        odtk.solve("sat-depth", "consistent/monk1", depth=1)
+
+
+def test_a_depth_that_cannot_be_handed_over_in_the_time_left_is_not_begun():
+    """At the rate measured so far (a million clauses a second), 3 million clauses need 3 s."""
+    from odtk.solvers.sat import SatOracle
+
+    room = sat_limits.ClauseRoom(room=2**40)
+    room.handed, room.seconds = 1_000_000, 1.0
+    backend = SatOracle("minisat22")
+    try:
+        room.begin(backend, 2, 3_000_000, 6_000_000, left=10.0)
+        with pytest.raises(sat_limits.ClausesTooLarge, match=r"3,000,000 clauses of depth 2 .* about 3 s, more "
+                                                             r"than the 2\.0 s left") as refused:
+            room.begin(backend, 2, 3_000_000, 6_000_000, left=2.0)
+    finally:
+        backend.close()
+    assert refused.value.status == "time_limit"

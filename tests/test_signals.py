@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from _signals import Case, Outcome, cases, problems, run  # noqa: E402
+from _signals import SAT_DEPTH, Case, Outcome, cases, problems, run  # noqa: E402
 
 from odtk.solvers import solver_status  # noqa: E402
 
@@ -48,6 +48,16 @@ def assert_stopped(outcome: Outcome, case: Case, name: str) -> None:
 @pytest.mark.parametrize("case", [pytest.param(case, id=f"{case.name}-{case.signal}") for case in cases(SOLVERS)])
 def test_a_signal_in_each_phase_ends_the_run_with_the_best_model(case, data, tmp_path):
     assert_stopped(run(case, tmp_path, data), case, case.signal)
+
+
+@pytest.mark.parametrize("name", ["SIGINT", "SIGTERM"])
+def test_sat_depth_stopped_in_its_search_saves_its_best_tree(name, data, tmp_path):
+    """``sat-depth`` whose grown CART is 25 deep (issue 39): it once went on for minutes after the
+    signal, padding that tree to a perfect one of 2^26 nodes, and saved nothing."""
+    outcome = run(SAT_DEPTH, tmp_path, data, name)
+    assert_stopped(outcome, SAT_DEPTH, name)
+    summary = outcome.saved["summary"]
+    assert 0 <= summary["bound"] <= summary["objective"], summary  # an honest bound on the depth
 
 
 IGNORED = [Case("solving", "highs", ("--model", "flowoct", "--dataset", "uci/habermans-survival", "--depth", "3",

@@ -41,7 +41,6 @@ import numpy as np
 from odtk.engines.nested_trees import Tree
 
 CHUNK = 100_000  # clauses handed to the backend at once: a stop is seen between two chunks
-Clause = list[int]
 
 
 class PerfectTreeClauses:
@@ -81,6 +80,18 @@ class PerfectTreeClauses:
         for features in self.F:
             for first, second in _pairs(self.n_features, CHUNK):
                 yield from self._emit([-np.stack([features[first], features[second]], axis=1)])  # (2)
+
+    def feature_clauses(self) -> tuple[int, int]:
+        """(clauses, literals) of (1)–(2), those :meth:`one_feature_per_node` makes."""
+        nodes, m = self.n_leaves - 1, self.n_features
+        pairs = m * (m - 1) // 2
+        return nodes * (1 + pairs), nodes * (m + 2 * pairs)
+
+    def example_clauses(self) -> tuple[int, int]:
+        """(clauses, literals) of one example's (3)–(6), those :meth:`add_example` makes."""
+        m, c, k = self.n_features, self.n_classes, self.depth
+        tests = sum(2**level * m * (level + 2) for level in range(k))  # (3)/(4) at level l: l + 2 literals
+        return (self.n_leaves - 1) * m + self.n_leaves * c, tests + self.n_leaves * c * (k + 1)
 
     def add_example(self, index: int, features: np.ndarray, label: int) -> list[np.ndarray]:
         """Clauses (3)–(6) of one example (Algorithms 1 and 2, level by level)."""

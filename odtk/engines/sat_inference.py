@@ -32,18 +32,25 @@ SAT answer, begin the dichotomy; its lower bound is 2d + 1 nodes for a proven de
 depth d has at least d + 1 leaves), then 2B + 1 once B leaves are proven too few. At the time
 limit, or when the solve's budget is stopped by a signal, the search returns the best tree so far
 with the status ``time_limit`` or ``interrupted`` and the proven bound; a start deeper than a
-``depth`` cap is no answer.
+``depth`` cap is no answer. CART grows in a worker thread, past the deadline if need be; a
+signal waits a second more for it, the only tree so far (:mod:`odtk.engines.sat_start`). A
+depth whose clauses would break the memory rule or outlast the time left is not encoded
+(:mod:`odtk.engines.sat_limits`): the search then returns its best tree with the status
+``memory_limit`` or ``time_limit`` and says why. Only a SAT answer gives a perfect tree
+(``SearchOutcome.perfect``): a start of depth d padded to one would have 2^(d+1) − 1 nodes
+(:func:`~odtk.engines.nested_trees.perfect_copy` makes it).
 
 Any backend answering ``solve(assumptions) -> set of true variables or None`` over DIMACS
-clauses works: a SAT solver from python-sat (kept between rounds), or a MILP solver given the
-clauses as a feasibility model (``odtk.formulations.sat_clauses``).
+clauses (:class:`Oracle`) works: a SAT solver from python-sat (kept between rounds), or a MILP
+solver given the clauses as a feasibility model (``odtk.formulations.sat_clauses``, compiled
+from the clause arrays by ``odtk.compiled.sat_clauses``).
 """
 from __future__ import annotations
 
+import contextlib
 import gc
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -51,9 +58,10 @@ import networkx as nx
 import numpy as np
 
 from odtk.budget import Budget, Stopped
-from odtk.engines.nested_trees import (Tree, count_leaves, count_nodes, perfect_copy, predict, simplify,
-                                       tree_depth)
-from odtk.engines.sat_encoding import CHUNK, Clause, PerfectTreeClauses, leaves_reached, perfect_tree
+from odtk.engines.nested_trees import Tree, count_leaves, count_nodes, simplify, tree_depth
+from odtk.engines.sat_encoding import CHUNK, PerfectTreeClauses, leaves_reached, perfect_tree
+from odtk.engines.sat_limits import Backend, ClauseRoom, ClausesTooLarge
+from odtk.engines.sat_start import grown_watched
 
 KEY = "sat"
 VARIANTS = {"sat-depth": {"minimize": "depth"}, "sat-size": {"minimize": "size"}}
@@ -72,10 +80,9 @@ MAX_DEPTH = 12  # the depths tried when there is no start and no cap
 REPORT_SECONDS = 0.5  # progress goes to the budget at most this often (and on every new bound)
 
 
-class Oracle(Protocol):
-    """A satisfiability backend over DIMACS-numbered variables."""
-
-    def add_clauses(self, clauses: list[Clause]) -> None: ...
+class Oracle(Backend, Protocol):
+    """A satisfiability backend over DIMACS-numbered variables: ``add_clauses`` takes a 2-d array
+    of literals, a clause per row, ``footprint`` the bytes it takes for that many clauses."""
 
     def solve(self, assumptions: list[int]) -> set[int] | None: ...
 
@@ -103,7 +110,7 @@ class SearchOutcome:
     tree: Tree  # simplified (see ``simplify``)
     objective: int  # the depth (DT_depth) or the node count (DT_size)
     lower_bound: int  # proven: no tree the search looks for has a smaller objective
-    status: str  # "optimal", "time_limit" or "interrupted" (a signal)
+    status: str  # "optimal", "time_limit", "memory_limit" or "interrupted" (a signal)
     depth: int
     nodes: int
     rounds: int
@@ -112,10 +119,11 @@ class SearchOutcome:
     clauses: int
     seconds: float
     cpu_seconds: float  # of the whole process: the SAT solver runs in it
-    # the perfect tree of the last satisfying assignment, before ``simplify``; when the start is the
-    # answer: for DT_depth the start as a perfect tree (``perfect_copy``), for DT_size the start
-    perfect: Tree
+    # the perfect tree of the last satisfying assignment, before ``simplify``; None when the start is
+    # the answer (padded to a perfect tree of its depth d it would have 2^(d+1) − 1 nodes)
+    perfect: Tree | None
     source: str  # "sat" (a SAT answer) or "start" (the grown CART)
+    limit: str  # what stopped the search before a proof, and the fix, when a rule of sat_limits did ("": none)
 
 
 def inconsistent_pair(X: np.ndarray, y: np.ndarray) -> tuple[int, int] | None:
@@ -142,10 +150,13 @@ def search(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int | None = Non
 
     The search stops at ``time_limit`` seconds, or when ``budget`` (an :class:`~odtk.budget.Budget`)
     says so (its deadline, or a signal), and then returns the best consistent tree found with the
-    status ``"time_limit"`` or ``"interrupted"`` and the proven lower bound. Progress goes to
-    ``budget.report`` at least every ``REPORT_SECONDS``. :class:`TimeLimitReached` (or, on a
-    signal, :class:`~odtk.budget.Stopped`) is raised only when the search stops without any tree:
-    when ``depth`` is below the start's depth and no SAT call has answered yet.
+    status ``"time_limit"`` or ``"interrupted"`` and the proven lower bound, or with ``"memory_limit"``
+    (or ``"time_limit"``) when the next depth's clauses would break a rule of
+    :mod:`odtk.engines.sat_limits`. Progress goes to ``budget.report`` at least every
+    ``REPORT_SECONDS``. :class:`TimeLimitReached`, :class:`~odtk.engines.sat_limits.ClausesTooLarge`
+    (or, on a signal, :class:`~odtk.budget.Stopped`) is raised only when the search stops without
+    any tree: before CART has grown, or when ``depth`` is below the start's depth and no SAT call
+    has answered yet.
     """
     X, y = np.asarray(X, dtype=bool), np.asarray(y)
     pair = inconsistent_pair(X, y)
@@ -155,18 +166,16 @@ def search(X: np.ndarray, y: np.ndarray, n_classes: int, depth: int | None = Non
     deadline = clock + time_limit if time_limit is not None else float("inf")
     if budget is not None and budget.deadline is not None:
         deadline = min(deadline, budget.deadline)
-    start = grown_cart(X, y)
-    if start is not None and depth is not None and tree_depth(start) > depth:
-        start = None  # deeper than the cap: not an answer
-    run = _Run(X, y, n_classes, minimize, start, Speed(encoding, examples_per_round, keep_examples == "on"),
+    run = _Run(X, y, n_classes, minimize, Speed(encoding, examples_per_round, keep_examples == "on"),
                deadline, budget)
     run.make_oracle = (lambda limit: _sat_oracle(oracle, limit, run.poll)) if isinstance(oracle, str) else oracle
     try:
+        run.grow_start(depth)
         found_depth = run.min_depth(depth if depth is not None else
-                                    MAX_DEPTH if start is None else tree_depth(start))
+                                    MAX_DEPTH if run.start is None else tree_depth(run.start))
         if minimize == "size":
             run.min_size(found_depth)
-    except (TimeLimitReached, Stopped) as stop:
+    except (TimeLimitReached, ClausesTooLarge, Stopped) as stop:
         run.halted(stop)
     finally:
         run.close()
@@ -180,23 +189,6 @@ def _sat_oracle(name: str, deadline: float, stop: Callable[[], bool]) -> Oracle:
     return SatOracle(name, deadline, stop)
 
 
-def grown_cart(X: np.ndarray, y: np.ndarray) -> Tree | None:
-    """CART grown without a depth limit on the binary features (scikit-learn's
-    ``DecisionTreeClassifier``): on data where no two equal rows disagree it classifies every row
-    (None if it does not)."""
-    from sklearn.tree import DecisionTreeClassifier
-
-    cart = DecisionTreeClassifier(random_state=0).fit(X, y)
-    nodes = cart.tree_
-
-    def node(i: int) -> Tree:
-        if nodes.children_left[i] < 0:
-            return ("leaf", int(cart.classes_[nodes.value[i][0].argmax()]))
-        return (int(nodes.feature[i]), node(nodes.children_left[i]), node(nodes.children_right[i]))
-    tree = node(0)
-    return tree if np.array_equal(predict(tree, X).astype(np.int64), y.astype(np.int64)) else None
-
-
 @dataclass(frozen=True)
 class Speed:
     """How examples enter the encoding: all at once, or lazily (Algorithm 3) with its options."""
@@ -206,7 +198,7 @@ class Speed:
     keep: bool = False
 
 
-@contextmanager
+@contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while millions of small clause lists are made."""
     enabled = gc.isenabled()
@@ -222,18 +214,32 @@ class _Run:
     """One run of Algorithm 3 (with DT_depth / DT_size around it): the best tree so far, the
     proven bounds, and when to stop."""
 
-    def __init__(self, X: np.ndarray, y: np.ndarray, n_classes: int, minimize: str, start: Tree | None,
-                 speed: Speed, deadline: float, budget: Budget | None):
+    def __init__(self, X: np.ndarray, y: np.ndarray, n_classes: int, minimize: str, speed: Speed,
+                 deadline: float, budget: Budget | None):
         self.X, self.y, self.n_classes, self.minimize = X, y, n_classes, minimize
-        self.start, self.speed, self.deadline, self.budget = start, speed, deadline, budget
+        self.speed, self.deadline, self.budget = speed, deadline, budget
         self.make_oracle: Callable[[float], Oracle] | None = None
         self.oracle: Oracle | None = None
         self.clauses: PerfectTreeClauses | None = None
-        self.rounds, self.status, self.reported = 0, "optimal", -float("inf")
-        self.best, self.source = start, "start"  # the best tree, from the start or from a SAT answer
-        self.incumbent = None if start is None else self.objective(start)  # the best tree's objective
+        self.room = ClauseRoom()
+        self.rounds, self.status, self.limit, self.reported = 0, "optimal", "", -float("inf")
+        self.start: Tree | None = None  # the grown CART (grow_start)
+        self.best: Tree | None = None  # the best tree, from the start or from a SAT answer
+        self.source = "start"
+        self.incumbent: int | None = None  # the best tree's objective
         self.depth_bound = 0  # proven: no consistent tree is shallower
         self.leaf_bound = 1  # proven (DT_size, at the minimum depth): no tree has fewer leaves
+
+    def grow_start(self, cap: int | None) -> None:
+        """The start: CART grown on the training rows (:func:`~odtk.engines.sat_start.grown_watched`),
+        unless deeper than the ``cap``; then :class:`TimeLimitReached` if the search must stop."""
+        start = grown_watched(self.X, self.y, self.budget)
+        if start is not None and cap is not None and tree_depth(start) > cap:
+            start = None  # deeper than the cap: not an answer
+        self.start = self.best = start
+        self.incumbent = None if start is None else self.objective(start)
+        if self.poll():
+            raise TimeLimitReached
 
     # -- DT_depth and DT_size ----------------------------------------------------------------
     def min_depth(self, max_depth: int) -> int:
@@ -295,31 +301,35 @@ class _Run:
             self._add_examples(clauses, wrong[:self.speed.per_round])
 
     def _add(self, blocks: Iterable[np.ndarray]) -> None:
-        """Hand clause arrays to the backend in lists of at most ``CHUNK`` clauses, looking
-        whether to stop between two."""
-        oracle = self.oracle
-        assert oracle is not None, "_encode made it"
+        """Hand clause arrays to the backend in chunks of at most ``CHUNK`` clauses, looking
+        whether to stop, and keeping the memory rule, between two."""
+        oracle, clauses = self.oracle, self.clauses
+        assert oracle is not None and clauses is not None, "_encode made them"
         with _collector_paused():
             for block in blocks:
                 for first in range(0, len(block), CHUNK):
                     if self.poll():
                         raise TimeLimitReached
-                    oracle.add_clauses(block[first:first + CHUNK].tolist())
+                    self.room.hand(oracle, block[first:first + CHUNK], clauses.depth)
 
     def _add_examples(self, clauses: PerfectTreeClauses, rows: Iterable[int]) -> None:
         self._add(block for i in rows
                   for block in clauses.add_example(int(i), self.X[i], int(self.y[i])))
 
     def _encode(self, depth: int) -> PerfectTreeClauses:
-        """A fresh backend with (1)–(2) at depth k, and the examples the options ask for; the
-        new clauses."""
+        """A fresh backend with (1)–(2) at depth k, and the examples the options ask for, unless
+        they would break a rule of :mod:`~odtk.engines.sat_limits`; the new clauses."""
         assert self.make_oracle is not None, "solve_sat sets it"
         kept = self.clauses.examples if self.clauses is not None and self.speed.keep else []
+        examples = range(len(self.y)) if self.speed.encoding == "all-at-once" else kept
         self.close()
         self.clauses = clauses = PerfectTreeClauses(depth, self.X.shape[1], self.n_classes)
         self.oracle = self.make_oracle(self.deadline)
+        (first, first_literals), (each, each_literals) = clauses.feature_clauses(), clauses.example_clauses()
+        self.room.begin(self.oracle, depth, first + len(examples) * each,
+                        first_literals + len(examples) * each_literals, self.deadline - time.monotonic())
         self._add(clauses.one_feature_per_node())
-        self._add_examples(clauses, range(len(self.y)) if self.speed.encoding == "all-at-once" else kept)
+        self._add_examples(clauses, examples)
         return clauses
 
     def close(self) -> None:
@@ -364,21 +374,29 @@ class _Run:
     def halted(self, stop: BaseException) -> None:
         """The search stopped early: keep the best tree, or raise if there is none."""
         signal = stop.signum if isinstance(stop, Stopped) else self.budget.signal if self.budget else None
-        if self.best is None or self.incumbent is None:  # set together by _record
+        if self.best is None or self.incumbent is None:  # set together by grow_start and _record
             raise stop if signal is None or isinstance(stop, Stopped) else Stopped(signal)
-        proven = self.bound() >= self.incumbent
-        self.status = "optimal" if proven else "time_limit" if signal is None else "interrupted"
+        if self.bound() >= self.incumbent:
+            self.status = "optimal"
+        elif signal is not None:
+            self.status = "interrupted"
+        elif isinstance(stop, ClausesTooLarge):
+            self.status = stop.status
+            self.limit = (f"The search stopped: {stop.reason}. The tree is the best found, not proven optimal; "
+                          f"{stop.fix}.")
+        else:
+            self.status = "time_limit"
 
     def outcome(self, seconds: float, cpu_seconds: float) -> SearchOutcome:
         best, incumbent = self.best, self.incumbent
         assert best is not None and incumbent is not None, "halted() raises when no tree was found"
         tree = simplify(best, self.X)
-        perfect = best if self.source == "sat" or self.minimize == "size" else perfect_copy(best, tree_depth(best))
         clauses = self.clauses
         return SearchOutcome(tree, incumbent, self.bound(), self.status, tree_depth(tree), count_nodes(tree),
                              self.rounds, len(clauses.examples) if clauses else 0,
                              clauses.variables if clauses else 0, clauses.n_clauses if clauses else 0,
-                             seconds, cpu_seconds, perfect, self.source)
+                             seconds, cpu_seconds, best if self.source == "sat" else None, self.source,
+                             self.limit)
 
 
 def objective_of(tree: nx.DiGraph, predicted: np.ndarray, y: np.ndarray, skeleton: nx.DiGraph,

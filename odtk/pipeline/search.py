@@ -17,7 +17,7 @@ from odtk.pipeline.encode import Problem
 from odtk.solvers import SolverOptions, get_spec
 from odtk.warn import warn
 
-REPORTED = ("tree", "perfect", "objective", "lower_bound", "status", "seconds", "error")
+REPORTED = ("tree", "perfect", "objective", "lower_bound", "status", "seconds", "error", "limit")
 
 
 def run(problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, options: SolverOptions,
@@ -31,13 +31,14 @@ def run(problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, options: 
     if objective != found.objective:
         raise SelfCheckError(f"Self-check failed: the search reported {found.objective} but its "
                              f"tree scores {objective:g} on the training data; report this model.")
-    statistics = {name: value for name, value in dataclasses.asdict(found).items() if name not in REPORTED}
+    statistics = {field.name: getattr(found, field.name) for field in dataclasses.fields(found)
+                  if field.name not in REPORTED}  # not asdict: it would copy every tree, node by node
     steps["search"] = {"termination": found.status, "seconds": found.seconds, "objective": objective,
                        "bound": found.lower_bound, **statistics}
     if found.status in ("time_limit", "memory_limit"):
         limit = "time limit" if found.status == "time_limit" else "memory it may take (its cache is full)"
-        warn(f"The search stopped at the {limit}: the tree is the best found, not proven optimal.",
-             OdtkWarning)
+        warn(getattr(found, "limit", "") or
+             f"The search stopped at the {limit}: the tree is the best found, not proven optimal.", OdtkWarning)
     return graph, found.status
 
 
@@ -67,5 +68,7 @@ def _found(problem: Problem, shape: nx.DiGraph, hyper: dict, solver: str, option
         raise SolveError(f"No consistent tree of depth ≤ {shape.graph['depth']} found within the time limit; "
                          "raise --time-limit or --depth, or leave --depth out (a grown CART tree then "
                          "answers).") from None
+    except sat_inference.ClausesTooLarge as exc:
+        raise DataError(f"No consistent tree found: {exc}.") from None
     except module.InvalidOptions as exc:  # other errors are bugs: they keep their traceback
         raise ConfigError(str(exc)) from None
