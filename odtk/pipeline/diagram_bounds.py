@@ -193,7 +193,7 @@ def subset_bound(problem: Problem, shape: nx.DiGraph, hyper: dict[str, Any], sol
         Rows of the first subset, stratified by class (default: ``FIRST_ROWS_PER_CLASS`` per class);
         all rows or more: the full MILP.
     seed : int
-        Which rows of equal weight the first subset takes; the heuristic's seed on each subset.
+        The order of rows of equal weight (:func:`row_order`); the heuristic's seed on each subset.
 
     Returns
     -------
@@ -203,7 +203,7 @@ def subset_bound(problem: Problem, shape: nx.DiGraph, hyper: dict[str, Any], sol
     with _within(budget, seconds, SUBSET) as watch:
         growth = _Growth(problem, shape, hyper, solver, options, handoff, watch, start, seed)
         size = FIRST_ROWS_PER_CLASS * len(problem.classes) if first_rows is None else first_rows
-        rows: np.ndarray | None = first_subset(problem, size, seed)
+        rows: np.ndarray | None = first_subset(problem, size, growth.order)
         try:
             while rows is not None and not watch.should_stop():
                 rows = growth.round(rows)
@@ -212,14 +212,19 @@ def subset_bound(problem: Problem, shape: nx.DiGraph, hyper: dict[str, Any], sol
         return growth.outcome()
 
 
-def first_subset(problem: Problem, size: int, seed: int) -> np.ndarray:
-    """About ``size`` rows of positive weight (all of them if there are no more), each class present
-    in proportion to its weight (at least one row), heaviest rows first, rows of equal weight in a
-    seeded random order."""
-    weight, y = row_weights(problem), problem.y
-    order = np.random.default_rng(seed).permutation(len(y))
+def row_order(problem: Problem, seed: int) -> np.ndarray:
+    """``problem``'s rows of positive weight, heaviest first, rows of equal weight in a seeded random
+    order: the order in which the subset bound takes rows."""
+    weight = row_weights(problem)
+    order = np.random.default_rng(seed).permutation(len(weight))
     order = order[np.argsort(-weight[order], kind="stable")]
-    order = order[weight[order] > 0]
+    return order[weight[order] > 0]
+
+
+def first_subset(problem: Problem, size: int, order: np.ndarray) -> np.ndarray:
+    """About ``size`` rows, the first in ``order`` of each class, each class present in proportion to
+    its weight (at least one row); all the rows in ``order`` if there are no more."""
+    weight, y = row_weights(problem), problem.y
     if size >= len(order):
         return np.sort(order)
     share = np.bincount(y, weights=weight, minlength=len(problem.classes)) / weight.sum()
@@ -237,7 +242,7 @@ class _Growth:
                  options: SolverOptions, handoff: str, budget: Budget, start: DecisionGraph | None, seed: int):
         self.problem, self.shape, self.hyper, self.seed = problem, shape, hyper, seed
         self.solver, self.options, self.handoff, self.budget = solver, options, handoff, budget
-        self.weight = row_weights(problem)
+        self.weight, self.order = row_weights(problem), row_order(problem, seed)
         module = problem.module
         default = defaults(module)
         self.dropped = [name for name in side_constraints_on(module, hyper) if name in ROW_COUNTING]
@@ -311,18 +316,16 @@ class _Growth:
                 and not margin_breakers(graph, X, self.hyper["epsilon"], self.hyper["domain"]).any())
 
     def _grown(self, rows: np.ndarray, conflicting: np.ndarray) -> np.ndarray | None:
-        """``rows`` and, heaviest first, some ``conflicting`` rows of positive weight outside them;
-        None when there are none (the sub-diagram is then optimal on every row of the relaxed
-        problem, so no larger subset can raise the bound)."""
-        problem = self.problem
-        outside = np.ones(len(problem.y), bool)
+        """``rows`` and the first ``conflicting`` rows outside them in the subset's row order; None
+        when there are none (the sub-diagram is then optimal on every row of the relaxed problem,
+        so no larger subset can raise the bound)."""
+        outside = np.ones(len(self.weight), bool)
         outside[rows] = False
-        wrong = np.flatnonzero(outside & conflicting & (self.weight > 0))
+        wrong = self.order[(outside & conflicting)[self.order]]
         if not len(wrong):
             self.finished = True
             return None
-        wrong = wrong[np.argsort(-self.weight[wrong], kind="stable")]
-        added = wrong[:max(len(problem.classes), int(GROWTH * len(rows)))]
+        added = wrong[:max(len(self.problem.classes), int(GROWTH * len(rows)))]
         return np.sort(np.concatenate([rows, added]))
 
     def outcome(self) -> DiagramBound | None:
@@ -436,6 +439,6 @@ def _tree_value(lower: dict[int, int], deepest: int, total: float, alpha: float,
     return float(min(terms))
 
 
-__all__ = ["DiagramBound", "RowSubset", "SUBSET", "TREE", "first_subset", "margin_breakers", "row_weights",
-           "subset_bound", "tree_bound"]
+__all__ = ["DiagramBound", "RowSubset", "SUBSET", "TREE", "first_subset", "margin_breakers", "row_order",
+           "row_weights", "subset_bound", "tree_bound"]
 
