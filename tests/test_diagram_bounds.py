@@ -229,3 +229,11 @@ def test_the_bound_keeps_within_its_share_of_the_budget():
     budget = Budget(None)
     assert _subset(problem, shape, hyper, budget=budget, seconds=0.0) is None  # no time for a first solve
     assert not budget.should_stop()
+
+
+def test_the_subset_bound_holds_on_every_solver(solver):
+    frame, weights, skeleton, given = _case(3)
+    problem, shape, hyper = _problem(frame, skeleton, weights, **given)
+    found = subset_bound(problem, shape, hyper, solver, SolverOptions(), first_rows=3)
+    assert found.termination == "optimal"
+    assert found.value == pytest.approx(_optimum(frame, skeleton, weights, **given), abs=TOLERANCE)

@@ -12,9 +12,12 @@ S is solved with α' = α W / W_S, whose objective f_S times W_S / W is
 So (W_S / W) × (the solver's bound on S) is a lower bound on the full optimum, proven or not.
 S grows as in the SAT paper's incremental example generation (Avellaneda, AAAI 2020,
 Algorithm 3): from a small stratified subset, each round adds rows the round's sub-diagram
-misclassifies, heaviest first, until a round is not proven in the time left, or the sub-diagram
-misclassifies no row outside S: its objective on every row then equals the bound (a proof of
-its optimality when it is feasible for the full problem), and no larger S can raise the bound.
+misclassifies or whose split margin ε it breaks (:func:`margin_breakers`), heaviest first, until
+a round is not proven in the time left, or no such row is left outside S: the sub-diagram is then
+a model of the MILP on every row whose objective equals the bound (a proof of its optimality when
+no side constraint was dropped), and no larger S can raise the bound. Each round starts from the
+diagram that scores best on S among those that fit it (the given start, the earlier sub-diagrams,
+ODD's heuristic run on S), with its objective as cutoff, as every MILP step does.
 Side constraints: parsimony (``max_nodes``) does not look at rows and is kept. Fairness (19),
 stability (20) and the leaf size count rows over the whole data: a diagram meeting them on all
 rows may break them on S (a subgroup's rate, a node's rows), so S's feasible set would not
