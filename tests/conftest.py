@@ -56,6 +56,7 @@ def pytest_addoption(parser) -> None:
 # ---------------------------------------------------------------- the differential check's records
 RECORDS = pytest.StashKey[list]()
 FUZZ_SEED = pytest.StashKey[int]()
+FUZZ_CELLS = pytest.StashKey[int]()
 
 
 def pytest_configure(config) -> None:
@@ -71,6 +72,14 @@ def pytest_configure(config) -> None:
 def pytest_configure_node(node) -> None:
     """xdist: every worker draws the controller's seed."""
     node.workerinput["fuzz_seed"] = node.config.stash[FUZZ_SEED]
+
+
+def pytest_collection_finish(session) -> None:
+    """The differential check's cells (model × solver × route) this session selected."""
+    cells = {tuple(str(item.callspec.params.get(name)) for name in ("model", "solver", "any_solver", "route"))
+             if hasattr(item, "callspec") else item.name
+             for item in session.items if "differential" in getattr(item, "fixturenames", ())}
+    session.config.stash[FUZZ_CELLS] = len(cells)
 
 
 def pytest_sessionfinish(session) -> None:
@@ -110,7 +119,8 @@ def differential(request):
 
     config = request.config
     solves = config.getoption("--fuzz-solves")
-    return Plan(config.stash[FUZZ_SEED] if solves is not None else None, solves, config.stash[RECORDS])
+    return Plan(config.stash[FUZZ_SEED] if solves is not None else None, solves, config.stash[RECORDS],
+                config.stash.get(FUZZ_CELLS, 1))
 
 
 @pytest.fixture

@@ -30,11 +30,9 @@ import numpy as np
 import pytest
 
 import odtk
-from differential_cases import (MILP_MODELS, MINIMISED, ROUTES, SAT_MODELS, TARGET, Case, categorical_objective, draw,
-                                tree_objective)
+from differential_cases import MINIMISED, SAT_MODELS, TARGET, Case, categorical_objective, draw, tree_objective
 from odtk.exceptions import LicenceLimitError, OdtkError, SolveError
 from odtk.models import TrainedModel
-from odtk.solvers import registry, solver_status
 
 KINDS = ("wrong optimum", "bound", "model", "unproven", "error")  # what a solve can get wrong
 COLUMNS = ("solves", "optimal", "agree", *KINDS, "refused", "limited", "skipped", "seconds")
@@ -188,31 +186,20 @@ DEFAULT_SEED = 39  # make test's fixed cases (issue 39)
 DEFAULT_CASES = {"milp": 4, "cp": 24, "sat": 2}  # per cell: a few hundred solves in all
 
 
-def installed(kinds: tuple[str, ...]) -> list[str]:
-    """The installed solvers of ``kinds`` (``milp``, ``sat``)."""
-    return [name for name, spec in registry().items() if spec.kind in kinds and solver_status(name).available]
-
-
-def cells() -> list[tuple[str, str | None, str | None]]:
-    """Every (model, solver, route) the check covers on this machine."""
-    milps = [(model, solver, route) for model in MILP_MODELS for solver in installed(("milp",)) for route in ROUTES]
-    sats = [(model, solver, None) for model in SAT_MODELS for solver in installed(("milp", "sat"))]
-    return [*milps, ("cp", None, None), *sats]
-
-
 @dataclass
 class Plan:
     """Which cases each cell runs: make test's fixed ones (``seed`` None), or about ``solves``
-    from ``seed`` shared among the cells; every record goes to ``records``."""
+    from ``seed`` shared among the ``cells`` the session selected; every record goes to ``records``."""
 
     seed: int | None
     solves: int | None
     records: list[dict]
+    cells: int = 1
 
     def count(self, model: str) -> int:
         if self.solves is None:
             return DEFAULT_CASES["cp" if model == "cp" else "sat" if model in SAT_MODELS else "milp"]
-        return max(1, math.ceil(self.solves / len(cells())))
+        return max(1, math.ceil(self.solves / self.cells))
 
     def run(self, model: str, solver: str | None, route: str | None, limited: bool = False) -> list[Record]:
         """Check the cell's cases with a generous time limit (or, ``limited``, those with a tiny
