@@ -10,6 +10,11 @@
 # While editing:
 #   make check         quick feedback (under 2 minutes): the core tests, the first failure stops
 # Outside CI:
+#   make test-fuzz     the differential check's long run (tests/test_differential.py): about
+#                      FUZZ_SOLVES solves (3000) from the seed FUZZ_SEED (default: a fresh one, printed)
+#                      on FUZZ_WORKERS workers (1), every model × solver × route against a brute
+#                      force (FUZZ_SELECT="scip-oct-": the cells pytest -k selects), a table and
+#                      each disagreement's reproducer at the end (make test runs its fixed few hundred)
 #   make test-latest   the solver and agreement tests against the newest releases (no upper bounds)
 #   make lock          rewrite every lock from the ranges in pyproject.toml, on each of its
 #                      Pythons that is installed (PYTHON=python3.12: that Python's lock only)
@@ -28,7 +33,7 @@ LOCK := constraints-py$(subst .,,$(PY_VERSION)).txt
 CONSTRAIN := $(if $(wildcard $(LOCK)),-c $(LOCK))
 LOCKED_VERSIONS := $(patsubst constraints-py3%.txt,3.%,$(wildcard constraints-py3*.txt))
 
-.PHONY: run test test-slow check test-latest lock lock-one clean
+.PHONY: run test test-slow check test-fuzz test-latest lock lock-one clean
 
 # The environment of $(PYTHON)'s version: one made with another Python is removed first.
 $(VENV)/.python-$(PY_VERSION):
@@ -67,6 +72,16 @@ CHECK_TESTS := $(addprefix tests/test_,api.py estimators.py cli.py models.py sol
 
 check: $(VENV)/.odtk-test
 	$(BIN)/python -m pytest -q -n auto -x -m "not slow" -k "not check_estimator" $(CHECK_TESTS)
+
+# The differential check at length; a cell (model × solver × route) per test, cells spread over the workers.
+FUZZ_SOLVES ?= 3000
+FUZZ_SEED ?=
+FUZZ_WORKERS ?= 1
+FUZZ_SELECT ?=
+
+test-fuzz: $(VENV)/.odtk-test
+	$(BIN)/python -m pytest -n $(FUZZ_WORKERS) --dist load tests/test_differential.py \
+		--fuzz-solves $(FUZZ_SOLVES) $(if $(FUZZ_SEED),--fuzz-seed $(FUZZ_SEED)) $(if $(FUZZ_SELECT),-k "$(FUZZ_SELECT)")
 
 # The newest release of every dependency, upper bounds dropped (lower bounds kept), then the
 # tests that run every solver and the agreement harness, a worker per core. Not part of CI.

@@ -72,3 +72,44 @@ def best_value(tests: np.ndarray, y: np.ndarray, n_classes: int, depth: int, lam
                  + best_value(tests, y, n_classes, depth - 1, lam, min_leaf, rows & goes_right, sample_weight))
         value = max(value, split - lam)
     return value
+
+
+
+def best_correct_by_splits(tests: np.ndarray, y: np.ndarray, n_classes: int, depth: int,
+                           weight: np.ndarray | None = None, size: np.ndarray | None = None,
+                           min_leaf: float = 0) -> np.ndarray:
+    """``C[s]``: the largest weight of correctly classified rows of a tree of depth ≤ ``depth``
+    with exactly ``s`` splits (s = 0 … 2^depth − 1), −inf where no such tree exists.
+
+    Every leaf predicts its rows' heaviest class (``weight``, default 1 a row) and must hold a
+    ``size`` (default 1 a row) of at least ``min_leaf``; a split tests a column of the 0/1
+    ``tests`` (left: 0, right: 1), and either side may be empty when ``min_leaf`` is 0. Every
+    objective of a tree that counts its correct rows and its splits is a function of ``C``:
+    FlowOCT's is ``max_s (1 − λ) C[s] − λ s``. The recursion is over the rows reaching each
+    node, memoised on them."""
+    weight = np.ones(len(y)) if weight is None else np.asarray(weight, dtype=float)
+    size = np.ones(len(y)) if size is None else np.asarray(size, dtype=float)
+    columns = np.asarray(tests, dtype=bool).T
+    memo: dict[tuple[bytes, int], np.ndarray] = {}
+
+    def best(rows: np.ndarray, levels: int) -> np.ndarray:
+        key = (rows.tobytes(), levels)
+        if key not in memo:
+            value = np.full(2**levels, -np.inf)
+            if size[rows].sum() >= min_leaf:
+                value[0] = np.bincount(y[rows], weights=weight[rows], minlength=n_classes).max()
+            for goes_right in columns if levels > 0 else ():
+                below = _max_plus(best(rows & ~goes_right, levels - 1), best(rows & goes_right, levels - 1))
+                value[1:] = np.maximum(value[1:], below)
+            memo[key] = value
+        return memo[key]
+
+    return best(np.ones(len(y), dtype=bool), depth)
+
+
+def _max_plus(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``out[s] = max_{i + j = s} a[i] + b[j]``: the best of two subtrees with s splits in all."""
+    out = np.full(len(a) + len(b) - 1, -np.inf)
+    for i, value in enumerate(a):
+        out[i:i + len(b)] = np.maximum(out[i:i + len(b)], value + b)
+    return out

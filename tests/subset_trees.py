@@ -59,18 +59,20 @@ def _left_masks(values: np.ndarray, tests: list[Test]) -> list[np.ndarray]:
 def best_score(values: np.ndarray, positive: np.ndarray, topology: Topology,
                n_values: list[int], ordinal: list[bool], C: float = 1.0,
                max_card: int | None = None, proper: bool = False, max_card_ordinal: bool = False,
-               min_leaf: int = 1) -> float:
+               min_leaf: int = 1, sample_weight: np.ndarray | None = None) -> float:
     """The maximum of TP + C · TN over all trees of ``topology`` whose leaves each receive at
     least ``min_leaf`` rows when it is above 1 (−inf if none does), trying every allowed test
-    at every node."""
+    at every node; with ``sample_weight`` each row counts its weight in TP and TN (and still
+    one row in ``min_leaf``)."""
     lefts = _left_masks(values, subset_tests(n_values, ordinal, max_card, proper, max_card_ordinal))
+    weight = np.ones(len(positive)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
 
     @cache
     def best(node: Topology, rows: tuple[int, ...]) -> float:
         idx = np.array(rows, dtype=int)
         if node == "last":
             pos = positive[idx]
-            return max((C * int((left[idx] & ~pos).sum()) + int((~left[idx] & pos).sum())
+            return max((C * weight[idx][left[idx] & ~pos].sum() + weight[idx][~left[idx] & pos].sum()
                         for left in lefts if min_leaf <= 1 or min(left[idx].sum(), (~left[idx]).sum()) >= min_leaf),
                        default=-np.inf)
         _, left_child, right_child = node
